@@ -1,0 +1,22 @@
+"""srcdiff: reverse-mode automatic differentiation of NumPy code.
+
+Two engines behind one API: ``GradientTape`` records operations eagerly, as
+TensorFlow 2 does; ``function``/``grad`` transform a function's source into
+adjoint code, as Tangent does.  ``import srcdiff as tf`` runs TensorFlow's
+GradientTape tutorials unchanged.
+"""
+from . import keras, linalg, math, nn, random  # noqa: F401
+from .dtypes import (bool, complex64, complex128, double, float16, float32,  # noqa: F401,A004
+                     float64, half, int8, int16, int32, int64, string, uint8)
+from .ops.array_ops import (broadcast_to, concat, expand_dims, eye, fill, gather,  # noqa: F401
+                            identity, linspace, ones, ones_like, range, rank, reshape, reverse,
+                            shape, size, squeeze, stack, stop_gradient, tile, transpose,
+                            unstack, zeros, zeros_like)
+from .ops.gradient_ops import custom_gradient, register_gradient  # noqa: F401
+from .ops.linalg_ops import einsum, matmul, tensordot  # noqa: F401
+from .ops.math_ops import *  # noqa: F401,F403
+from .tape import GradientTape, UnconnectedGradients  # noqa: F401
+from .tensor import (IndexedSlices, Tensor, TensorShape, Variable, cast, constant,  # noqa: F401
+                     convert_to_tensor)
+
+__version__ = "0.1.0"

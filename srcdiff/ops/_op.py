@@ -1,0 +1,60 @@
+"""How a TensorFlow-named op is made from its NumPy form.
+
+Every ``sd.*`` op is a plain NumPy function (its ``__numpy__``, which the
+compiler reads) called with Tensor arguments, so that the NumPy primitives
+inside it are recorded.  Python numbers and lists among the tensor arguments
+are converted first, with TensorFlow's dtype conventions.
+"""
+import functools
+
+import numpy as np
+
+from ..tensor import Tensor, _ArrayLike, _as_array, apply, convert_to_tensor
+
+
+def _lift(values):
+    """Tensor arguments as Tensors or arrays: numbers take the dtype of a Tensor among them."""
+    dtype = next((v.dtype for v in values if isinstance(v, _ArrayLike)), None)
+    if dtype is None:
+        return [convert_to_tensor(v) for v in values]
+    return [v if isinstance(v, (_ArrayLike, np.ndarray)) else np.asarray(v, dtype)
+            for v in values]
+
+
+def op(tensors=1):
+    """Make an op of a NumPy function whose first ``tensors`` arguments are tensors."""
+    def decorate(numpy_form):
+        @functools.wraps(numpy_form)
+        def call(*args, **kwargs):
+            args = _lift(args[:tensors]) + list(args[tensors:])
+            out = numpy_form(*args, **kwargs)
+            return out if isinstance(out, (Tensor, list, tuple)) else Tensor(np.asarray(out))
+        call.__numpy__ = numpy_form
+        return call
+    return decorate
+
+
+def primitive_op(fn, name, tensors=1):
+    """The op that is exactly one NumPy primitive (``sd.sin`` is ``np.sin``)."""
+    def call(*args, name=None):
+        return apply(fn, *_lift(args[:tensors]), *args[tensors:])
+    call.__name__ = call.__qualname__ = name
+    call.__doc__ = f"``{getattr(fn, '__name__', fn)}`` on Tensors, recorded by active tapes."
+    call.__numpy__ = fn
+    return call
+
+
+def axis_arg(axis):
+    """TensorFlow accepts lists and Tensors for ``axis``; NumPy wants ints or tuples."""
+    if axis is None:
+        return None
+    if isinstance(axis, _ArrayLike):
+        axis = np.asarray(axis)
+    if isinstance(axis, (list, tuple, np.ndarray)):
+        axis = np.asarray(axis).reshape(-1)
+        return tuple(int(a) for a in axis)
+    return int(axis)
+
+
+def as_array(value, dtype=None):
+    return _as_array(value, dtype)

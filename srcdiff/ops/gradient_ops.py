@@ -1,0 +1,81 @@
+"""Gradient control: custom_gradient and register_gradient."""
+import functools
+import inspect
+import sys
+
+from .._recording import STATE
+from ..rules import defvjp_argnum, primitive
+from ..rules.registry import Rule
+from ..tensor import Tensor, _ArrayLike, _raw, apply
+
+
+def _nth(adjoints, i):
+    return adjoints[i] if isinstance(adjoints, (tuple, list)) else adjoints
+
+
+class _CustomCall:
+    """One call of a ``custom_gradient`` function, as a primitive with its own rule."""
+
+    __slots__ = ("value", "grad_fn", "srcdiff_rule", "_last")
+
+    def __init__(self, value, grad_fn):
+        self.value = value
+        self.grad_fn = grad_fn
+        self._last = (None, None)
+        self.srcdiff_rule = Rule(self, (), "custom_gradient", argnum_vjp=self._vjp)
+
+    def __call__(self, *args):
+        return self.value
+
+    def _vjp(self, i, g, ans, *args):
+        # grad_fn gives every input's adjoint at once: call it once per g.
+        seen, adjoints = self._last
+        if seen is not g:
+            traced = isinstance(g, _ArrayLike)
+            adjoints = self.grad_fn(g if traced else Tensor(g))
+            if not traced:
+                adjoints = (tuple(_raw(a) for a in adjoints)
+                            if isinstance(adjoints, (tuple, list)) else _raw(adjoints))
+            self._last = (g, adjoints)
+        return _nth(adjoints, i)
+
+
+def custom_gradient(f):
+    """Decorate ``f(*x) -> (y, grad_fn)``; tapes use ``grad_fn(dy)`` as y's vjp."""
+    @functools.wraps(f)
+    def call(*args):
+        saved = STATE.tapes[:]
+        STATE.tapes.clear()  # f's own operations are not recorded
+        try:
+            y, grad_fn = f(*args)
+        finally:
+            STATE.tapes[:] = saved
+        return apply(_CustomCall(_raw(y), grad_fn), *args)
+    return call
+
+
+def register_gradient(fn):
+    """Register the decorated ``rule(g, ans, *args, **kwargs)`` as the derivative of ``fn``.
+
+    The rule returns the adjoint of each positional input (a tuple when there are
+    several).  The tape then treats ``fn`` as one primitive: the module-level
+    name of ``fn`` is rebound to a primitive wrapper that records calls on
+    Tensors; the compiler inlines the rule instead of differentiating ``fn``."""
+    def decorate(rule):
+        wrapper = primitive(fn)
+        vjp = functools.partial(_select_adjoint, rule)
+        vjp.__doc__ = rule.__doc__
+        for f in (fn, wrapper):
+            defvjp_argnum(f, vjp)
+        wrapper.srcdiff_user_rule = fn.srcdiff_user_rule = rule
+        module = sys.modules.get(getattr(fn, "__module__", None))
+        if module is not None and getattr(module, fn.__name__, None) is fn:
+            setattr(module, fn.__name__, wrapper)
+        return rule
+    if not callable(fn) or inspect.isclass(fn):
+        raise TypeError(f"register_gradient takes the function to differentiate, got {fn!r}")
+    return decorate
+
+
+def _select_adjoint(rule, i, g, ans, *args, **kwargs):
+    return _nth(rule(g, ans, *args, **kwargs), i)

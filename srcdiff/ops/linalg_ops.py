@@ -1,0 +1,52 @@
+"""Products and linear algebra under TensorFlow's names (``sd.linalg.*`` among them)."""
+import numpy as np
+
+from ..rules.helpers import T
+from ._op import op
+
+
+@op(tensors=2)
+def matmul(a, b, transpose_a=False, transpose_b=False, adjoint_a=False, adjoint_b=False,
+           name=None):
+    if transpose_a or adjoint_a:
+        a = np.conjugate(T(a)) if adjoint_a else T(a)
+    if transpose_b or adjoint_b:
+        b = np.conjugate(T(b)) if adjoint_b else T(b)
+    return np.matmul(a, b)
+
+
+@op(tensors=2)
+def tensordot(a, b, axes, name=None):
+    return np.tensordot(a, b, axes)
+
+
+def einsum(equation, *inputs, **kwargs):
+    """Einstein summation over Tensors (explicit ``->`` output for gradients)."""
+    from ..tensor import apply, convert_to_tensor
+    return apply(np.einsum, equation, *[convert_to_tensor(x) for x in inputs])
+
+
+einsum.__numpy__ = np.einsum
+
+
+@op()
+def inv(input, adjoint=False, name=None):
+    out = np.linalg.inv(input)
+    return np.conjugate(T(out)) if adjoint else out
+
+
+@op()
+def det(input, name=None):
+    return np.linalg.det(input)
+
+
+@op(tensors=2)
+def solve(matrix, rhs, adjoint=False, name=None):
+    if adjoint:
+        matrix = np.conjugate(T(matrix))
+    return np.linalg.solve(matrix, rhs)
+
+
+@op()
+def trace(x, name=None):
+    return np.trace(x, axis1=-2, axis2=-1)

@@ -1,0 +1,7 @@
+"""Derivative rules as data: one small NumPy function per primitive input.
+
+Importing this package fills the table; ``rule_of(fn)`` looks a primitive up."""
+from . import elementwise, linalg, nn, reductions, shapes  # noqa: F401  (fill the table)
+from .helpers import unbroadcast
+from .registry import (Rule, all_rules, defvjp, defvjp_argnum, is_nondifferentiable,
+                       nondifferentiable, primitive, rule_of)

@@ -1,0 +1,115 @@
+"""Rules of NumPy's arithmetic and transcendental ufuncs (and the math module)."""
+import math
+
+import numpy as np
+
+from .helpers import unbroadcast, where_zero
+from .registry import defvjp, nondifferentiable
+
+# Arithmetic: each input's adjoint is summed back over broadcast axes.
+defvjp(np.add,
+       lambda g, ans, x, y: unbroadcast(g, x),
+       lambda g, ans, x, y: unbroadcast(g, y))
+defvjp(np.subtract,
+       lambda g, ans, x, y: unbroadcast(g, x),
+       lambda g, ans, x, y: unbroadcast(-g, y))
+defvjp(np.multiply,
+       lambda g, ans, x, y: unbroadcast(g * y, x),
+       lambda g, ans, x, y: unbroadcast(g * x, y))
+defvjp(np.true_divide,
+       lambda g, ans, x, y: unbroadcast(g / y, x),
+       lambda g, ans, x, y: unbroadcast(-g * ans / y, y))
+defvjp(np.power,
+       lambda g, ans, x, y: unbroadcast(g * y * x ** (y - 1), x),
+       lambda g, ans, x, y: unbroadcast(g * ans * np.log(np.where(x > 0, x, 1)), y))
+defvjp(np.remainder,
+       lambda g, ans, x, y: unbroadcast(g, x),
+       lambda g, ans, x, y: unbroadcast(-g * np.floor_divide(x, y), y))
+# Ties go to the first argument, as TensorFlow does.
+defvjp(np.maximum,
+       lambda g, ans, x, y: unbroadcast(where_zero(x >= y, g), x),
+       lambda g, ans, x, y: unbroadcast(where_zero(x < y, g), y))
+defvjp(np.minimum,
+       lambda g, ans, x, y: unbroadcast(where_zero(x <= y, g), x),
+       lambda g, ans, x, y: unbroadcast(where_zero(x > y, g), y))
+defvjp(np.arctan2,
+       lambda g, ans, y, x: unbroadcast(g * x / (x ** 2 + y ** 2), y),
+       lambda g, ans, y, x: unbroadcast(-g * y / (x ** 2 + y ** 2), x))
+defvjp(np.hypot,
+       lambda g, ans, x, y: unbroadcast(g * x / ans, x),
+       lambda g, ans, x, y: unbroadcast(g * y / ans, y))
+defvjp(np.logaddexp,
+       lambda g, ans, x, y: unbroadcast(g * np.exp(x - ans), x),
+       lambda g, ans, x, y: unbroadcast(g * np.exp(y - ans), y))
+
+defvjp(np.negative, lambda g, ans, x: -g)
+defvjp(np.positive, lambda g, ans, x: g)
+defvjp(np.absolute, lambda g, ans, x: g * np.sign(x))
+defvjp(np.sign, lambda g, ans, x: np.zeros_like(g))
+defvjp(np.square, lambda g, ans, x: g * 2 * x)
+defvjp(np.sqrt, lambda g, ans, x: g / (2 * ans))
+defvjp(np.cbrt, lambda g, ans, x: g / (3 * ans ** 2))
+defvjp(np.reciprocal, lambda g, ans, x: -g * ans ** 2)
+defvjp(np.exp, lambda g, ans, x: g * ans)
+defvjp(np.exp2, lambda g, ans, x: g * ans * math.log(2))
+defvjp(np.expm1, lambda g, ans, x: g * (ans + 1))
+defvjp(np.log, lambda g, ans, x: g / x)
+defvjp(np.log2, lambda g, ans, x: g / (x * math.log(2)))
+defvjp(np.log10, lambda g, ans, x: g / (x * math.log(10)))
+defvjp(np.log1p, lambda g, ans, x: g / (1 + x))
+defvjp(np.sin, lambda g, ans, x: g * np.cos(x))
+defvjp(np.cos, lambda g, ans, x: -g * np.sin(x))
+defvjp(np.tan, lambda g, ans, x: g * (1 + ans ** 2))
+defvjp(np.arcsin, lambda g, ans, x: g / np.sqrt(1 - x ** 2))
+defvjp(np.arccos, lambda g, ans, x: -g / np.sqrt(1 - x ** 2))
+defvjp(np.arctan, lambda g, ans, x: g / (1 + x ** 2))
+defvjp(np.sinh, lambda g, ans, x: g * np.cosh(x))
+defvjp(np.cosh, lambda g, ans, x: g * np.sinh(x))
+defvjp(np.tanh, lambda g, ans, x: g * (1 - ans ** 2))
+defvjp(np.arcsinh, lambda g, ans, x: g / np.sqrt(x ** 2 + 1))
+defvjp(np.arccosh, lambda g, ans, x: g / np.sqrt(x ** 2 - 1))
+defvjp(np.arctanh, lambda g, ans, x: g / (1 - x ** 2))
+defvjp(np.conjugate, lambda g, ans, x: np.conjugate(g))
+defvjp(np.real, lambda g, ans, x: g + 0j)
+defvjp(np.imag, lambda g, ans, x: -1j * g)
+
+nondifferentiable(
+    np.floor, np.ceil, np.rint, np.round, np.trunc, np.fix, np.floor_divide,
+    np.equal, np.not_equal, np.less, np.less_equal, np.greater, np.greater_equal,
+    np.logical_and, np.logical_or, np.logical_not, np.logical_xor,
+    np.isnan, np.isinf, np.isfinite, np.signbit, np.argmax, np.argmin,
+    np.argsort, np.sort, np.nonzero, np.count_nonzero, np.shape, np.ndim,
+    np.size, np.zeros_like, np.ones_like, np.empty_like, np.full_like,
+    np.array_equal, np.allclose, np.isclose, np.any, np.all,
+    np.bitwise_and, np.bitwise_or, np.bitwise_xor, np.invert,
+    np.left_shift, np.right_shift, np.gcd, np.lcm,
+)
+
+# The math module on Python floats: the compiler differentiates scalar code with these.
+defvjp(math.sin, lambda g, ans, x: g * math.cos(x))
+defvjp(math.cos, lambda g, ans, x: -g * math.sin(x))
+defvjp(math.tan, lambda g, ans, x: g * (1 + ans ** 2))
+defvjp(math.exp, lambda g, ans, x: g * ans)
+defvjp(math.expm1, lambda g, ans, x: g * (ans + 1))
+defvjp(math.log, lambda g, ans, x: g / x)
+defvjp(math.log1p, lambda g, ans, x: g / (1 + x))
+defvjp(math.log2, lambda g, ans, x: g / (x * math.log(2)))
+defvjp(math.log10, lambda g, ans, x: g / (x * math.log(10)))
+defvjp(math.sqrt, lambda g, ans, x: g / (2 * ans))
+defvjp(math.tanh, lambda g, ans, x: g * (1 - ans ** 2))
+defvjp(math.sinh, lambda g, ans, x: g * math.cosh(x))
+defvjp(math.cosh, lambda g, ans, x: g * math.sinh(x))
+defvjp(math.atan, lambda g, ans, x: g / (1 + x ** 2))
+defvjp(math.asin, lambda g, ans, x: g / math.sqrt(1 - x ** 2))
+defvjp(math.acos, lambda g, ans, x: -g / math.sqrt(1 - x ** 2))
+defvjp(math.pow,
+       lambda g, ans, x, y: g * y * x ** (y - 1),
+       lambda g, ans, x, y: g * ans * math.log(x) if x > 0 else 0.0)
+defvjp(math.atan2,
+       lambda g, ans, y, x: g * x / (x ** 2 + y ** 2),
+       lambda g, ans, y, x: -g * y / (x ** 2 + y ** 2))
+defvjp(math.hypot,
+       lambda g, ans, x, y: g * x / ans,
+       lambda g, ans, x, y: g * y / ans)
+defvjp(abs, lambda g, ans, x: g * np.sign(x))
+nondifferentiable(math.floor, math.ceil, math.trunc, round, int, bool, len)

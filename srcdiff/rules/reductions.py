@@ -1,0 +1,58 @@
+"""Rules of reductions: the adjoint is spread back over the reduced axes."""
+import numpy as np
+
+from .helpers import extremum_adjoint, reduced_count, trace_adjoint, unreduce
+from .registry import defvjp, primitive
+
+
+defvjp(np.sum,
+       lambda g, ans, x, axis=None, dtype=None, out=None, keepdims=False, **kw:
+       unreduce(g, x, axis, keepdims))
+defvjp(np.mean,
+       lambda g, ans, x, axis=None, dtype=None, out=None, keepdims=False, **kw:
+       unreduce(g, x, axis, keepdims) / reduced_count(x, ans))
+defvjp(np.prod,
+       lambda g, ans, x, axis=None, dtype=None, out=None, keepdims=False, **kw:
+       unreduce(g * ans, x, axis, keepdims) / x)
+for _f in (np.max, np.min, np.amax, np.amin):
+    defvjp(_f, lambda g, ans, x, axis=None, out=None, keepdims=False, **kw:
+           extremum_adjoint(g, ans, x, axis, keepdims))
+defvjp(np.var,
+       lambda g, ans, x, axis=None, dtype=None, out=None, ddof=0, keepdims=False, **kw:
+       unreduce(g, x, axis, keepdims) * 2 * (x - np.mean(x, axis=axis, keepdims=True))
+       / (reduced_count(x, ans) - ddof))
+defvjp(np.std,
+       lambda g, ans, x, axis=None, dtype=None, out=None, ddof=0, keepdims=False, **kw:
+       unreduce(g / ans, x, axis, keepdims) * (x - np.mean(x, axis=axis, keepdims=True))
+       / (reduced_count(x, ans) - ddof))
+defvjp(np.cumsum,
+       lambda g, ans, x, axis=None, **kw:
+       np.reshape(np.flip(np.cumsum(np.flip(g, axis), axis), axis), np.shape(x)))
+defvjp(np.trace,
+       lambda g, ans, x, offset=0, axis1=0, axis2=1, **kw:
+       trace_adjoint(g, x, offset, axis1, axis2))
+
+
+@primitive
+def logsumexp(x, axis=None, keepdims=False):
+    """log(sum(exp(x))) along ``axis``, without overflow."""
+    top = np.max(x, axis=axis, keepdims=True)
+    top = np.where(np.isfinite(top), top, 0)
+    out = np.log(np.sum(np.exp(x - top), axis=axis, keepdims=True)) + top
+    return out if keepdims else np.squeeze(out, axis=axis)
+
+
+defvjp(logsumexp,
+       lambda g, ans, x, axis=None, keepdims=False:
+       unreduce(g, x, axis, keepdims) * np.exp(x - unreduce(ans, x, axis, keepdims)))
+
+
+@primitive
+def norm(x, axis=None, keepdims=False):
+    """The Euclidean (Frobenius) norm along ``axis``: TensorFlow's ``norm``."""
+    return np.sqrt(np.sum(x * np.conjugate(x), axis=axis, keepdims=keepdims).real)
+
+
+defvjp(norm,
+       lambda g, ans, x, axis=None, keepdims=False:
+       unreduce(g / ans, x, axis, keepdims) * x)

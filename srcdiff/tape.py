@@ -1,0 +1,403 @@
+"""GradientTape: records operations on watched values and walks them backwards.
+
+A record is ``(rule, args, kwargs, out)``: the primitive's rule, the values it
+was applied to, and the Tensor it produced.  The backward walk visits the
+records in reverse and calls each input's vjp.  When another tape is recording
+at that moment the vjps run on the Tensors themselves, so the gradient
+computation is recorded in turn: that is how nested tapes give higher
+derivatives.  Otherwise they run on the raw arrays, which is the fast path.
+"""
+import contextlib
+import enum
+import logging
+import warnings
+
+import numpy as np
+
+from . import nest
+from ._recording import STATE
+from .rules import is_nondifferentiable, rule_of
+from .rules.registry import Rule, primitive_name
+from .tensor import IndexedSlices, Tensor, Variable, _ArrayLike, _raw, cast, convert_to_tensor
+
+logger = logging.getLogger("srcdiff")
+
+
+class UnconnectedGradients(enum.Enum):
+    """What ``gradient`` returns for a source the target does not depend on."""
+
+    NONE = "none"
+    ZERO = "zero"
+
+
+# Reading a Variable under a tape is recorded as an identity from the variable
+# to the Tensor read, so the variable itself can be a gradient source.
+_READ = Rule(None, (lambda g, ans, x: g,), "ReadVariableOp")
+
+_NOT_PERSISTENT = ("A non-persistent GradientTape can only be used to compute one set of "
+                   "gradients (or jacobians)")
+
+
+class _Records:
+    """What one tape holds: the records and the ids of values they can reach."""
+
+    __slots__ = ("records", "tracked", "watched", "variables")
+
+    def __init__(self):
+        self.records = []
+        self.tracked = set()   # ids of watched values and of results computed from them
+        self.watched = []      # keeps watched Tensors alive, so their ids stay theirs
+        self.variables = {}    # watched Variables by construction order
+
+
+class GradientTape:
+    """Record operations for automatic differentiation (TensorFlow 2's API)."""
+
+    def __init__(self, persistent=False, watch_accessed_variables=True):
+        self._persistent = persistent
+        self._watch_accessed_variables = watch_accessed_variables
+        self._recording = False
+        self._tape = None
+
+    # --- the recording context ---
+    def __enter__(self):
+        self._push_tape()
+        return self
+
+    def __exit__(self, typ, value, traceback):
+        if self._recording:
+            self._pop_tape()
+
+    def _push_tape(self):
+        if self._recording:
+            raise ValueError("Tape is still recording, This can happen if you try to "
+                             "re-enter an already-active tape.")
+        if self._tape is None:
+            self._tape = _Records()
+        STATE.tapes.append(self)
+        self._recording = True
+
+    def _pop_tape(self):
+        if not self._recording:
+            raise ValueError("Tape is not recording.")
+        STATE.tapes.remove(self)
+        self._recording = False
+
+    @contextlib.contextmanager
+    def stop_recording(self):
+        """Temporarily stop recording operations on this tape."""
+        if self._tape is None:
+            raise RuntimeError("Trying to stop recording a tape which is not recording.")
+        self._pop_tape()
+        try:
+            yield
+        finally:
+            self._push_tape()
+
+    def reset(self):
+        """Clear everything recorded, as if the context were exited and re-entered."""
+        self._pop_tape()
+        self._tape = None
+        self._push_tape()
+
+    # --- watching ---
+    def watch(self, tensor):
+        """Ensure ``tensor`` (or every tensor of a nested structure) is traced."""
+        if self._tape is None:
+            self._tape = _Records()
+        for t in nest.flatten(tensor):
+            if isinstance(t, Variable):
+                self._watch_variable(t)
+            elif isinstance(t, Tensor):
+                if _differentiable(t, "watched"):
+                    self._tape.tracked.add(id(t))
+                    self._tape.watched.append(t)
+            else:
+                raise ValueError(f"Passed in object {t!r} of type {type(t).__name__!r}, "
+                                 "not tf.Tensor or tf.Variable or ExtensionType.")
+
+    def _watch_variable(self, variable):
+        if _differentiable(variable, "watched"):
+            self._tape.tracked.add(id(variable))
+            self._tape.variables[variable._uid] = variable
+
+    def watched_variables(self):
+        """The variables watched by this tape, in order of construction."""
+        if self._tape is None:
+            return ()
+        return tuple(v for _, v in sorted(self._tape.variables.items()))
+
+    # --- called by srcdiff.tensor while this tape records ---
+    def _record(self, fn, args, kwargs, out):
+        tracked = self._tape.tracked
+        for a in args:
+            if id(a) in tracked:
+                break
+        else:
+            return
+        rule = rule_of(fn)
+        if rule is None:
+            if is_nondifferentiable(fn):
+                return
+            raise LookupError(
+                f"srcdiff has no gradient for {primitive_name(fn)}, which was applied to a "
+                "watched value; use an op with a rule, or register one with "
+                "sd.register_gradient")
+        self._tape.records.append((rule, args, kwargs, out))
+        tracked.add(id(out))
+
+    def _read_variable(self, variable, snapshot):
+        tape = self._tape
+        if (self._watch_accessed_variables and variable.trainable
+                and id(variable) not in tape.tracked):
+            self._watch_variable(variable)
+        if id(variable) in tape.tracked:
+            tape.records.append((_READ, (variable,), {}, snapshot))
+            tape.tracked.add(id(snapshot))
+
+    def _tracks_any(self, values):
+        tracked = self._tape.tracked
+        return any(id(v) in tracked for v in values)
+
+    # --- gradients ---
+    def gradient(self, target, sources, output_gradients=None,
+                 unconnected_gradients=UnconnectedGradients.NONE):
+        """The gradient of ``target`` with respect to each of ``sources``.
+
+        The result has the structure of ``sources``; a source the target does
+        not depend on gets None (or zeros with ``UnconnectedGradients.ZERO``)."""
+        self._begin_use("gradient")
+        unconnected = _unconnected(unconnected_gradients)
+        if target is None:
+            raise TypeError("Argument `target` should be a list or nested structure of "
+                            "Tensors, Variables or CompositeTensors to be differentiated, "
+                            "but received None.")
+        targets = nest.flatten(target)
+        flat_sources = _check_sources(sources)
+        if output_gradients is None:
+            output_gradients = [None] * len(targets)
+        else:
+            output_gradients = nest.flatten(output_gradients)
+            if len(output_gradients) != len(targets):
+                raise ValueError(f"output_gradients has {len(output_gradients)} entries, "
+                                 f"but there are {len(targets)} targets")
+        grads = self._backprop(targets, flat_sources, output_gradients)
+        self._end_use()
+        return nest.pack_sequence_as(
+            sources, [_finish(g, s, unconnected) for g, s in zip(grads, flat_sources)])
+
+    def jacobian(self, target, sources, unconnected_gradients=UnconnectedGradients.NONE,
+                 parallel_iterations=None, experimental_use_pfor=True):
+        """The jacobian of ``target`` with respect to each of ``sources``:
+        ``target.shape + source.shape`` for each source."""
+        self._begin_use("jacobian")
+        unconnected = _unconnected(unconnected_gradients)
+        flat_sources = _check_sources(sources)
+        target = _as_target(target)
+        seeds = np.eye(target.size, dtype=target.dtype)
+        rows = self._cotangent_rows(target, seeds, flat_sources)
+        results = []
+        for k, source in enumerate(flat_sources):
+            shape = tuple(target.shape) + tuple(source.shape)
+            column = [row[k] for row in rows]
+            if all(g is None for g in column):
+                results.append(_finish(None, source, unconnected, shape))
+                continue
+            column = [np.zeros(source.shape, source.dtype) if g is None else g for g in column]
+            results.append(_finish(_stack_rows(column, shape), source, unconnected))
+        self._end_use()
+        return nest.pack_sequence_as(sources, results)
+
+    def batch_jacobian(self, target, source, unconnected_gradients=UnconnectedGradients.NONE,
+                       parallel_iterations=None, experimental_use_pfor=True):
+        """Per-example jacobians: ``[b, y..., x...]`` where ``target[i]`` depends only
+        on ``source[i]``."""
+        self._begin_use("batch_jacobian")
+        _unconnected(unconnected_gradients)
+        target = _as_target(target)
+        (source,) = _check_sources([source])
+        if target.ndim < 1 or source.ndim < 1 or target.shape[0] != source.shape[0]:
+            raise ValueError(
+                "Need first dimension of target shape "
+                f"({tuple(target.shape)}) and source shape ({tuple(source.shape)}) to match.")
+        batch = target.shape[0]
+        inner = int(np.prod(target.shape[1:], dtype=np.int64))
+        # One walk per inner target element, all batch rows at once.
+        seeds = np.zeros((inner, batch, inner), dtype=target.dtype)
+        seeds[np.arange(inner), :, np.arange(inner)] = 1
+        seeds = seeds.reshape((inner,) + tuple(target.shape))
+        rows = self._cotangent_rows(target, seeds, [source])
+        column = [row[0] for row in rows]
+        shape = (batch,) + tuple(target.shape[1:]) + tuple(source.shape[1:])
+        if not column or all(g is None for g in column):
+            self._end_use()
+            return _finish(np.zeros(shape, source.dtype), source, UnconnectedGradients.ZERO)
+        column = [np.zeros(source.shape, source.dtype) if g is None else g for g in column]
+        stacked = _stack_rows(column, (inner,) + tuple(source.shape))  # [inner, b, x...]
+        result = np.moveaxis(stacked, 0, 1)
+        result = np.reshape(result, shape)
+        self._end_use()
+        return _finish(result, source, UnconnectedGradients.NONE)
+
+    def _begin_use(self, what):
+        if self._tape is None:
+            raise RuntimeError(_NOT_PERSISTENT)
+        if self._recording:
+            if not self._persistent:
+                self._pop_tape()
+            else:
+                logger.warning(
+                    "Calling GradientTape.%s on a persistent tape inside its context is "
+                    "significantly less efficient than calling it outside the context (it "
+                    "causes the gradient ops to be recorded on the tape, leading to "
+                    "increased CPU and memory usage). Only call GradientTape.%s inside the "
+                    "context if you actually want to trace the gradient in order to compute "
+                    "higher order derivatives.", what, what)
+
+    def _end_use(self):
+        if not self._persistent:
+            self._tape = None  # release every record
+
+    def _cotangent_rows(self, target, seeds, sources):
+        """One backward walk per seed (a cotangent shaped like ``target``)."""
+        return [self._backprop([target], sources, [np.reshape(seed, target.shape)])
+                for seed in seeds]
+
+    def _backprop(self, targets, sources, output_gradients):
+        """The adjoints of ``sources`` (None where unconnected), one backward walk."""
+        records = self._tape.records
+        count = len(records)  # a persistent tape may record the walk itself: stop here
+        traced = bool(STATE.tapes)  # another tape records: run the rules on Tensors
+        source_ids = {id(s) for s in sources}
+
+        # Forward over the records: which values depend on a source at all.
+        reaches = set(source_ids)
+        for k in range(count):
+            for a in records[k][1]:
+                if id(a) in reaches:
+                    reaches.add(id(records[k][3]))
+                    break
+
+        grads = {}
+        for t, g in zip(targets, output_gradients):
+            if id(t) not in reaches:
+                continue
+            g = _seed(t, g, traced)
+            _accumulate(grads, id(t), g)
+
+        complex_walk = any(np.iscomplexobj(_raw(r[3])) for r in records[:count]) if grads else False
+        for k in range(count - 1, -1, -1):
+            rule, args, kwargs, out = records[k]
+            key = id(out)
+            if key not in reaches:
+                continue
+            g = grads.get(key) if key in source_ids else grads.pop(key, None)
+            if g is None:
+                continue
+            if type(g) is IndexedSlices and rule is not _READ:
+                g = g.dense()
+            if traced:
+                values, ans = args, out
+            else:
+                values = [a._value if type(a) is Tensor else _raw(a) for a in args]
+                ans = out._value
+            for i, a in enumerate(args):
+                if id(a) not in reaches:
+                    continue
+                vjp = rule.vjp(i)
+                if vjp is None:
+                    continue
+                if complex_walk and (np.iscomplexobj(_raw(g)) or np.iscomplexobj(_raw(values[i]))):
+                    d = _conjugate_vjp(vjp, g, ans, values, kwargs, values[i])
+                else:
+                    d = vjp(g, ans, *values, **kwargs)
+                _accumulate(grads, id(a), d)
+        return [grads.get(id(s)) for s in sources]
+
+
+def _conjugate_vjp(vjp, g, ans, values, kwargs, value):
+    """TensorFlow's convention for complex values: the adjoint is conjugated."""
+    d = np.conjugate(vjp(np.conjugate(g), ans, *values, **kwargs))
+    if not np.iscomplexobj(_raw(value)):
+        d = np.real(d)
+    return d
+
+
+def _accumulate(grads, key, g):
+    previous = grads.get(key)
+    grads[key] = g if previous is None else previous + g
+
+
+def _seed(target, g, traced):
+    """The starting adjoint of one target: ones, or the given output gradient."""
+    value = target._array()
+    if g is None:
+        g = np.ones_like(value)
+    elif np.shape(_raw(g)) != np.shape(value):
+        raise ValueError(f"Mismatch between the shape of output_gradients "
+                         f"{tuple(np.shape(_raw(g)))} and the shape of the target "
+                         f"{tuple(np.shape(value))}")
+    if traced:
+        return g if isinstance(g, _ArrayLike) else Tensor(np.asarray(g, dtype=value.dtype))
+    return np.asarray(_raw(g), dtype=value.dtype)
+
+
+def _as_target(target):
+    if target is None:
+        raise TypeError("Argument `target` should be a Tensor or Variable, but received None.")
+    if isinstance(target, (Tensor, Variable)):
+        return target
+    raise TypeError(f"target must be a Tensor or Variable, got {type(target).__name__}")
+
+
+def _check_sources(sources):
+    flat = nest.flatten(sources)
+    for s in flat:
+        if not isinstance(s, (Tensor, Variable)):
+            raise ValueError(f"sources must be Tensors or Variables, got {s!r} of type "
+                             f"{type(s).__name__!r}")
+    for s in flat:
+        _differentiable(s, "source")
+    return flat
+
+
+def _differentiable(value, role):
+    dtype = value.dtype
+    if dtype.kind in "fc":
+        return True
+    message = (f"The dtype of the {role} tensor must be floating (e.g. tf.float32), "
+               f"got tf.{dtype.name}")
+    if role == "source":
+        message += " when calling GradientTape.gradient; its gradient will be None"
+    warnings.warn(message, stacklevel=3)
+    return False
+
+
+def _unconnected(value):
+    try:
+        return UnconnectedGradients(value.value if isinstance(value, UnconnectedGradients)
+                                    else value)
+    except ValueError:
+        raise ValueError(f"Unknown value for unconnected_gradients: {value!r}") from None
+
+
+def _finish(g, source, unconnected, shape=None):
+    """A gradient as the user receives it: a Tensor of the source's dtype, or None."""
+    if source.dtype.kind not in "fc":
+        return None
+    if g is None:
+        if unconnected is UnconnectedGradients.ZERO:
+            return Tensor(np.zeros(shape if shape is not None else source.shape, source.dtype))
+        return None
+    if isinstance(g, IndexedSlices):
+        return g
+    if isinstance(g, _ArrayLike):
+        return g if g.dtype == source.dtype else cast(g, source.dtype)
+    return Tensor(np.asarray(g, dtype=source.dtype))
+
+
+def _stack_rows(rows, shape):
+    if any(isinstance(r, _ArrayLike) for r in rows):
+        rows = [convert_to_tensor(r) for r in rows]
+        return np.reshape(np.stack(rows), shape)
+    return np.reshape(np.stack([np.asarray(_raw(r)) for r in rows]), shape)

@@ -1,0 +1,581 @@
+"""Values: Tensor, Variable, IndexedSlices, dtypes, and ``apply``, the one door to a primitive.
+
+Every operation on Tensors, whether a Python operator, a Tensor method, a NumPy
+function reached through ``__array_ufunc__``/``__array_function__`` or an
+``sd.*`` op, ends in ``apply(fn, *args, **kwargs)``: it runs ``fn`` on the raw
+arrays and, when a tape is recording, hands the call to the tapes that watch
+one of its inputs.  This module knows nothing of tapes beyond that hand-off.
+"""
+import itertools
+import operator
+
+import numpy as np
+
+from . import rules
+from ._recording import STATE
+from .rules import registry
+from .dtypes import as_dtype
+from .rules.shapes import cast as _cast, concatenate as _concatenate, stack as _stack
+
+class TensorShape(tuple):
+    """A tuple of dimensions that also answers TensorFlow's TensorShape questions."""
+
+    __slots__ = ()
+
+    @property
+    def rank(self):
+        return len(self)
+
+    @property
+    def ndims(self):
+        return len(self)
+
+    def as_list(self):
+        return list(self)
+
+    def num_elements(self):
+        return int(np.prod(self, dtype=np.int64))
+
+
+class _ArrayLike:
+    """Operators, array methods and NumPy hooks shared by Tensor and Variable.
+
+    Subclasses provide ``_array()``, the current ndarray."""
+
+    __slots__ = ()
+    __array_priority__ = 100.0
+
+    # --- what the value is ---
+    @property
+    def shape(self):
+        return TensorShape(np.shape(self._array()))
+
+    @property
+    def dtype(self):
+        return self._array().dtype
+
+    @property
+    def ndim(self):
+        return np.ndim(self._array())
+
+    @property
+    def size(self):
+        return np.size(self._array())
+
+    def numpy(self):
+        return self._array()
+
+    def __array__(self, dtype=None, copy=None):
+        value = np.asarray(self._array(), dtype=dtype)
+        return value.copy() if copy else value
+
+    def __len__(self):
+        if not np.ndim(self._array()):
+            raise TypeError("len() of a scalar Tensor is undefined")
+        return len(self._array())
+
+    def __iter__(self):
+        if not np.ndim(self._array()):
+            raise TypeError("iterating over a scalar Tensor is not allowed")
+        return (self[i] for i in range(len(self)))
+
+    def __bool__(self):
+        return bool(self._array())
+
+    def __float__(self):
+        return float(self._array())
+
+    def __int__(self):
+        return int(self._array())
+
+    def __index__(self):
+        return operator.index(np.asarray(self._array()).item())
+
+    def __complex__(self):
+        return complex(self._array())
+
+    __hash__ = None  # equality is elementwise, as in TensorFlow 2; use .ref() for a key
+
+    def ref(self):
+        return _Ref(self)
+
+    # --- arithmetic: each operator is one NumPy primitive ---
+    def __add__(self, other): return apply(np.add, self, other)
+    def __radd__(self, other): return apply(np.add, other, self)
+    def __sub__(self, other): return apply(np.subtract, self, other)
+    def __rsub__(self, other): return apply(np.subtract, other, self)
+    def __mul__(self, other): return apply(np.multiply, self, other)
+    def __rmul__(self, other): return apply(np.multiply, other, self)
+    def __truediv__(self, other): return apply(np.true_divide, self, other)
+    def __rtruediv__(self, other): return apply(np.true_divide, other, self)
+    def __floordiv__(self, other): return apply(np.floor_divide, self, other)
+    def __rfloordiv__(self, other): return apply(np.floor_divide, other, self)
+    def __mod__(self, other): return apply(np.remainder, self, other)
+    def __rmod__(self, other): return apply(np.remainder, other, self)
+    def __pow__(self, other): return apply(np.power, self, other)
+    def __rpow__(self, other): return apply(np.power, other, self)
+    def __matmul__(self, other): return apply(np.matmul, self, other)
+    def __rmatmul__(self, other): return apply(np.matmul, other, self)
+    def __neg__(self): return apply(np.negative, self)
+    def __pos__(self): return self
+    def __abs__(self): return apply(np.absolute, self)
+    def __invert__(self): return apply(np.invert, self)
+    def __and__(self, other): return apply(np.logical_and, self, other)
+    def __rand__(self, other): return apply(np.logical_and, other, self)
+    def __or__(self, other): return apply(np.logical_or, self, other)
+    def __ror__(self, other): return apply(np.logical_or, other, self)
+    def __xor__(self, other): return apply(np.logical_xor, self, other)
+    def __eq__(self, other): return apply(np.equal, self, other)
+    def __ne__(self, other): return apply(np.not_equal, self, other)
+    def __lt__(self, other): return apply(np.less, self, other)
+    def __le__(self, other): return apply(np.less_equal, self, other)
+    def __gt__(self, other): return apply(np.greater, self, other)
+    def __ge__(self, other): return apply(np.greater_equal, self, other)
+
+    def __getitem__(self, index):
+        return apply(operator.getitem, self, _raw_index(index))
+
+    # --- the ndarray methods numeric code uses ---
+    @property
+    def T(self):
+        return apply(np.transpose, self)
+
+    @property
+    def real(self):
+        return apply(np.real, self)
+
+    @property
+    def imag(self):
+        return apply(np.imag, self)
+
+    def conj(self):
+        return apply(np.conjugate, self)
+
+    def sum(self, axis=None, dtype=None, keepdims=False):
+        return apply(np.sum, self, axis=axis, dtype=dtype, keepdims=keepdims)
+
+    def mean(self, axis=None, dtype=None, keepdims=False):
+        return apply(np.mean, self, axis=axis, dtype=dtype, keepdims=keepdims)
+
+    def prod(self, axis=None, dtype=None, keepdims=False):
+        return apply(np.prod, self, axis=axis, dtype=dtype, keepdims=keepdims)
+
+    def var(self, axis=None, dtype=None, ddof=0, keepdims=False):
+        return apply(np.var, self, axis=axis, dtype=dtype, ddof=ddof, keepdims=keepdims)
+
+    def std(self, axis=None, dtype=None, ddof=0, keepdims=False):
+        return apply(np.std, self, axis=axis, dtype=dtype, ddof=ddof, keepdims=keepdims)
+
+    def max(self, axis=None, keepdims=False):
+        return apply(np.max, self, axis=axis, keepdims=keepdims)
+
+    def min(self, axis=None, keepdims=False):
+        return apply(np.min, self, axis=axis, keepdims=keepdims)
+
+    def argmax(self, axis=None):
+        return apply(np.argmax, self, axis=axis)
+
+    def argmin(self, axis=None):
+        return apply(np.argmin, self, axis=axis)
+
+    def cumsum(self, axis=None):
+        return apply(np.cumsum, self, axis=axis)
+
+    def reshape(self, *shape, order="C"):
+        if len(shape) == 1 and not isinstance(shape[0], (int, np.integer)):
+            shape = shape[0]
+        return apply(np.reshape, self, _raw_index(shape), order=order)
+
+    def transpose(self, *axes):
+        if len(axes) == 1 and not isinstance(axes[0], (int, np.integer)):
+            axes = axes[0]
+        return apply(np.transpose, self, tuple(axes) if axes else None)
+
+    def swapaxes(self, axis1, axis2):
+        return apply(np.swapaxes, self, axis1, axis2)
+
+    def squeeze(self, axis=None):
+        return apply(np.squeeze, self, axis=axis)
+
+    def flatten(self):
+        return apply(np.ravel, self)
+
+    def ravel(self):
+        return apply(np.ravel, self)
+
+    def dot(self, other):
+        return apply(np.dot, self, other)
+
+    def clip(self, a_min=None, a_max=None):
+        return apply(np.clip, self, a_min, a_max)
+
+    def copy(self):
+        return apply(np.copy, self)
+
+    def astype(self, dtype):
+        return apply(_cast, self, np.dtype(dtype))
+
+    def round(self, decimals=0):
+        return apply(np.round, self, decimals)
+
+    def any(self, axis=None, keepdims=False):
+        return apply(np.any, self, axis=axis, keepdims=keepdims)
+
+    def all(self, axis=None, keepdims=False):
+        return apply(np.all, self, axis=axis, keepdims=keepdims)
+
+    def tolist(self):
+        return np.asarray(self._array()).tolist()
+
+    def item(self, *args):
+        return np.asarray(self._array()).item(*args)
+
+    # --- NumPy's protocols: NumPy functions on Tensors are recorded primitives ---
+    def __array_ufunc__(self, ufunc, method, *inputs, **kwargs):
+        if kwargs.get("out") is not None:
+            raise TypeError("srcdiff Tensors are immutable: NumPy's out= cannot write into one")
+        if method == "__call__":
+            return apply(ufunc, *inputs, **kwargs)
+        reduction = _UFUNC_REDUCTIONS.get((ufunc, method))
+        if reduction is not None:
+            kwargs.setdefault("axis", 0)
+            return apply(reduction, *inputs, **kwargs)
+        return _apply_untracked(getattr(ufunc, method), f"numpy.{ufunc.__name__}.{method}",
+                                inputs, kwargs)
+
+    def __array_function__(self, func, types, args, kwargs):
+        sequence_primitive = _SEQUENCE_FUNCTIONS.get(func)
+        if sequence_primitive is not None:
+            return _apply_to_sequence(sequence_primitive, func, args, kwargs)
+        return apply(func, *args, **kwargs)
+
+
+class _Ref:
+    """A hashable reference to a Tensor or Variable (TensorFlow's ``x.ref()``)."""
+
+    __slots__ = ("_obj",)
+
+    def __init__(self, obj):
+        self._obj = obj
+
+    def deref(self):
+        return self._obj
+
+    def __hash__(self):
+        return id(self._obj)
+
+    def __eq__(self, other):
+        return isinstance(other, _Ref) and other._obj is self._obj
+
+
+class Tensor(_ArrayLike):
+    """An immutable n-dimensional array over a NumPy ndarray."""
+
+    __slots__ = ("_value", "__weakref__")
+
+    def __init__(self, value):
+        self._value = value
+
+    def _array(self):
+        return self._value
+
+    def __repr__(self):
+        return f"<srcdiff.Tensor: shape={self.shape}, dtype={self.dtype.name}, numpy={_numpy_repr(self._value)}>"
+
+    def __str__(self):
+        return f"srcdiff.Tensor({_numpy_str(self._value)}, shape={self.shape}, dtype={self.dtype.name})"
+
+    def __reduce__(self):
+        return (Tensor, (self._value,))
+
+
+def _numpy_repr(value):
+    if np.ndim(value) == 0:
+        return str(np.asarray(value).item() if np.asarray(value).dtype.kind != "f" else value)
+    return "\n" + repr(np.asarray(value))
+
+
+def _numpy_str(value):
+    text = str(np.asarray(value))
+    return ("\n" + text) if np.ndim(value) > 1 else text
+
+
+_variable_ids = itertools.count()
+
+
+class Variable(_ArrayLike):
+    """A mutable value: ``assign`` replaces it; reads under a tape are recorded.
+
+    A read hands out a Tensor over the current array; ``assign`` installs a new
+    array rather than writing into the old one, so every value a tape saved
+    stays what it was when it was read."""
+
+    __slots__ = ("_value", "trainable", "_name", "_uid", "__weakref__")
+
+    def __init__(self, initial_value=None, trainable=True, name=None, dtype=None):
+        if initial_value is None:
+            raise ValueError("initial_value must be specified.")
+        if callable(initial_value):
+            initial_value = initial_value()
+        self._value = np.array(_as_array(initial_value, as_dtype(dtype)))
+        self.trainable = trainable
+        self._name = name or "Variable"
+        self._uid = next(_variable_ids)
+
+    def _array(self):
+        return self._value
+
+    @property
+    def name(self):
+        return f"{self._name}:0"
+
+    def value(self):
+        return self.read_value()
+
+    def read_value(self):
+        """The current value as a Tensor; recorded by tapes that watch this variable."""
+        snapshot = Tensor(self._value)
+        if STATE.tapes:
+            for tape in STATE.tapes:
+                tape._read_variable(self, snapshot)
+        return snapshot
+
+    def assign(self, value, read_value=True):
+        value = _as_array(value, self._value.dtype)
+        if np.shape(value) != self._value.shape:
+            raise ValueError(
+                f"Cannot assign value of shape {np.shape(value)} to variable "
+                f"'{self.name}' of shape {self._value.shape}")
+        self._value = np.array(value, dtype=self._value.dtype)
+        return self
+
+    def assign_add(self, delta, read_value=True):
+        return self.assign(self._value + _as_array(delta, self._value.dtype))
+
+    def assign_sub(self, delta, read_value=True):
+        return self.assign(self._value - _as_array(delta, self._value.dtype))
+
+    def __repr__(self):
+        return (f"<srcdiff.Variable '{self.name}' shape={self.shape} dtype={self.dtype.name}, "
+                f"numpy={_numpy_repr(self._value)}>")
+
+    __str__ = __repr__
+
+
+class IndexedSlices:
+    """A sparse gradient: the rows ``values`` at ``indices`` of a ``dense_shape`` array."""
+
+    __slots__ = ("values", "indices", "dense_shape")
+
+    def __init__(self, values, indices, dense_shape):
+        self.values = values
+        self.indices = indices
+        self.dense_shape = tuple(int(n) for n in dense_shape)
+
+    @property
+    def shape(self):
+        return TensorShape(self.dense_shape)
+
+    @property
+    def dtype(self):
+        return np.result_type(_raw(self.values))
+
+    def dense(self):
+        """The dense array (a Tensor when the values are Tensors)."""
+        values = self.values
+        return rules.helpers.unindex(values, _raw(self.indices), np.zeros(self.dense_shape))
+
+    def numpy(self):
+        return np.asarray(_raw(self.dense()))
+
+    def __array__(self, dtype=None, copy=None):
+        return np.asarray(self.numpy(), dtype=dtype)
+
+    def __add__(self, other):
+        if isinstance(other, IndexedSlices):
+            return IndexedSlices(concat_values(self.values, other.values),
+                                 np.concatenate([_raw(self.indices), _raw(other.indices)]),
+                                 self.dense_shape)
+        return self.dense() + other
+
+    def __radd__(self, other):
+        return other + self.dense()
+
+    def __repr__(self):
+        return (f"IndexedSlices(indices={_raw(self.indices)!r}, values={self.values!r}, "
+                f"dense_shape={self.dense_shape})")
+
+
+def concat_values(a, b):
+    return _concatenate(a, b, axis=0)
+
+
+# --- conversion ---
+
+def _as_array(value, dtype=None):
+    """An ndarray from any array-like, with TensorFlow's defaults for Python numbers."""
+    if isinstance(value, _ArrayLike):
+        value = value._array()
+    elif isinstance(value, IndexedSlices):
+        value = value.numpy()
+    if dtype is not None:
+        return np.asarray(value, dtype=dtype)
+    if isinstance(value, (np.ndarray, np.generic)):
+        return value
+    array = np.asarray(value)
+    # Python floats become float32 and Python ints int32, as in TensorFlow.
+    if array.dtype == np.float64:
+        return array.astype(np.float32)
+    if array.dtype == np.int64 and np.all(np.abs(array) < 2 ** 31):
+        return array.astype(np.int32)
+    return array
+
+
+def constant(value, dtype=None, shape=None, name=None):
+    """A Tensor holding ``value`` (floats become float32, ints int32, like TensorFlow)."""
+    array = _as_array(value, as_dtype(dtype))
+    if shape is not None:
+        shape = tuple(shape)
+        array = (np.broadcast_to(array, shape) if array.size == 1 or np.ndim(array) == 0
+                 else np.reshape(array, shape))
+    return Tensor(np.array(array))
+
+
+def convert_to_tensor(value, dtype=None, dtype_hint=None, name=None):
+    """A Tensor from a Tensor, Variable, ndarray, number, nested list or IndexedSlices."""
+    dtype = as_dtype(dtype)
+    if isinstance(value, Tensor):
+        if dtype is not None and value.dtype != dtype:
+            raise ValueError(
+                f"Tensor conversion requested dtype {dtype.name} for Tensor with dtype "
+                f"{value.dtype.name}: {value!r}")
+        return value
+    if isinstance(value, Variable):
+        return value.read_value() if dtype is None else cast(value.read_value(), dtype)
+    if isinstance(value, IndexedSlices):
+        return convert_to_tensor(value.dense(), dtype)
+    if isinstance(value, (list, tuple)) and any(isinstance(v, _ArrayLike) for v in _leaves(value)):
+        return apply(_stack, *[convert_to_tensor(v, dtype) for v in value], axis=0)
+    if dtype is None and dtype_hint is not None and not isinstance(value, (np.ndarray, np.generic)):
+        dtype = as_dtype(dtype_hint)
+    return Tensor(_as_array(value, dtype))
+
+
+def _leaves(value):
+    for v in value:
+        if isinstance(v, (list, tuple)):
+            yield from _leaves(v)
+        else:
+            yield v
+
+
+def cast(x, dtype, name=None):
+    """``x`` as ``dtype``; the gradient flows back through float-to-float casts."""
+    return apply(_cast, x, np.dtype(dtype))
+
+
+# --- the one door to a primitive ---
+
+def _raw(value):
+    """The array behind a value; anything else unchanged."""
+    if isinstance(value, _ArrayLike):
+        return value._array()
+    return value
+
+
+def _raw_index(index):
+    """An index or shape with any Tensors in it replaced by their arrays."""
+    if isinstance(index, tuple):
+        return tuple(_raw(i) for i in index)
+    if isinstance(index, list) and any(isinstance(i, _ArrayLike) for i in index):
+        return [_raw(i) for i in index]
+    return _raw(index)
+
+
+def _wrap(value):
+    if isinstance(value, (np.ndarray, np.generic)):
+        return Tensor(value)
+    return value
+
+
+def apply(fn, *args, **kwargs):
+    """Run primitive ``fn`` on the arrays behind ``args``; return a Tensor.
+
+    When a tape is recording, reads of Variables are taken first (so the
+    record keeps the value read), and the call is offered to every tape."""
+    tapes = STATE.tapes
+    if tapes and any(isinstance(a, Variable) for a in args):
+        args = tuple(a.read_value() if isinstance(a, Variable) else a for a in args)
+    raw = [a._value if type(a) is Tensor else _raw(a) for a in args]
+    if kwargs:
+        kwargs = {k: _raw(v) for k, v in kwargs.items()}
+    out = getattr(fn, "raw", fn)(*raw, **kwargs)
+    if type(out) is not np.ndarray and not isinstance(out, np.generic):
+        if isinstance(out, (list, tuple)):
+            if tapes and not rules.is_nondifferentiable(fn):
+                _refuse_if_tracked(fn, args, tapes)
+            return type(out)(_wrap(o) for o in out)
+        return out
+    result = Tensor(out)
+    if tapes and out.dtype.kind in "fc":
+        for tape in tapes:
+            tape._record(fn, args, kwargs, result)
+    return result
+
+
+def _refuse_if_tracked(fn, args, tapes):
+    for tape in tapes:
+        if tape._tracks_any(args):
+            raise LookupError(
+                f"srcdiff has no gradient for {registry.primitive_name(fn)}, which was "
+                "applied to a watched value; use an op with a rule, or register one with "
+                "sd.register_gradient")
+
+
+def _apply_untracked(fn, name, args, kwargs):
+    """Run a NumPy callable that has no rule; refuse if a watched value flows into it."""
+    tapes = STATE.tapes
+    if tapes:
+        for tape in tapes:
+            if tape._tracks_any(args):
+                raise LookupError(
+                    f"srcdiff has no gradient for {name}, which was applied to a watched "
+                    "value; use an op with a rule, or register one with sd.register_gradient")
+    out = fn(*[_raw(a) for a in args], **{k: _raw(v) for k, v in kwargs.items()})
+    return _wrap(out)
+
+
+def _apply_to_sequence(primitive, func, args, kwargs):
+    """``np.concatenate([a, b], axis)`` and friends: the sequence becomes arguments."""
+    sequence, rest = args[0], args[1:]
+    if rest:
+        kwargs = dict(kwargs, axis=rest[0])
+    axis = kwargs.get("axis", 0)
+    if func is np.hstack:
+        axis = 0 if all(np.ndim(_raw(x)) == 1 for x in sequence) else 1
+    elif func is np.vstack:
+        sequence = [apply(np.atleast_2d, x) for x in sequence]
+        axis = 0
+    if axis is None:
+        sequence = [apply(np.ravel, x) for x in sequence]
+        axis = 0
+    return apply(primitive, *sequence, axis=axis)
+
+
+_SEQUENCE_FUNCTIONS = {
+    np.concatenate: _concatenate,
+    np.stack: _stack,
+    np.hstack: _concatenate,
+    np.vstack: _concatenate,
+}
+
+_UFUNC_REDUCTIONS = {
+    (np.add, "reduce"): np.sum,
+    (np.multiply, "reduce"): np.prod,
+    (np.maximum, "reduce"): np.max,
+    (np.minimum, "reduce"): np.min,
+    (np.add, "accumulate"): np.cumsum,
+}
+
+registry.TENSOR_TYPES = (_ArrayLike,)
+registry.APPLY = apply
