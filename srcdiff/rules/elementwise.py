@@ -3,7 +3,7 @@ import math
 
 import numpy as np
 
-from .helpers import unbroadcast, where_zero
+from .helpers import log_of_base, unbroadcast, where_zero
 from .registry import defvjp, nondifferentiable
 
 # Arithmetic: each input's adjoint is summed back over broadcast axes.
@@ -19,19 +19,25 @@ defvjp(np.multiply,
 defvjp(np.true_divide,
        lambda g, ans, x, y: unbroadcast(g / y, x),
        lambda g, ans, x, y: unbroadcast(-g * ans / y, y))
-defvjp(np.power,
-       lambda g, ans, x, y: unbroadcast(g * y * x ** (y - 1), x),
-       lambda g, ans, x, y: unbroadcast(g * ans * np.log(np.where(x > 0, x, 1)), y))
+for _f in (np.power, np.float_power):
+    defvjp(_f,
+           lambda g, ans, x, y: unbroadcast(g * y * x ** (y - 1), x),
+           lambda g, ans, x, y: unbroadcast(g * ans * log_of_base(x), y))
 defvjp(np.remainder,
        lambda g, ans, x, y: unbroadcast(g, x),
        lambda g, ans, x, y: unbroadcast(-g * np.floor_divide(x, y), y))
+defvjp(np.fmod,
+       lambda g, ans, x, y: unbroadcast(g, x),
+       lambda g, ans, x, y: unbroadcast(-g * np.trunc(x / y), y))
 # Ties go to the first argument, as TensorFlow does.
-defvjp(np.maximum,
-       lambda g, ans, x, y: unbroadcast(where_zero(x >= y, g), x),
-       lambda g, ans, x, y: unbroadcast(where_zero(x < y, g), y))
-defvjp(np.minimum,
-       lambda g, ans, x, y: unbroadcast(where_zero(x <= y, g), x),
-       lambda g, ans, x, y: unbroadcast(where_zero(x > y, g), y))
+for _f in (np.maximum, np.fmax):
+    defvjp(_f,
+           lambda g, ans, x, y: unbroadcast(where_zero(x >= y, g), x),
+           lambda g, ans, x, y: unbroadcast(where_zero(x < y, g), y))
+for _f in (np.minimum, np.fmin):
+    defvjp(_f,
+           lambda g, ans, x, y: unbroadcast(where_zero(x <= y, g), x),
+           lambda g, ans, x, y: unbroadcast(where_zero(x > y, g), y))
 defvjp(np.arctan2,
        lambda g, ans, y, x: unbroadcast(g * x / (x ** 2 + y ** 2), y),
        lambda g, ans, y, x: unbroadcast(-g * y / (x ** 2 + y ** 2), x))
@@ -41,10 +47,16 @@ defvjp(np.hypot,
 defvjp(np.logaddexp,
        lambda g, ans, x, y: unbroadcast(g * np.exp(x - ans), x),
        lambda g, ans, x, y: unbroadcast(g * np.exp(y - ans), y))
+defvjp(np.logaddexp2,
+       lambda g, ans, x, y: unbroadcast(g * np.exp2(x - ans), x),
+       lambda g, ans, x, y: unbroadcast(g * np.exp2(y - ans), y))
 
 defvjp(np.negative, lambda g, ans, x: -g)
 defvjp(np.positive, lambda g, ans, x: g)
-defvjp(np.absolute, lambda g, ans, x: g * np.sign(x))
+# |x| of a complex x is not holomorphic: conj keeps TensorFlow's convention
+# (the tape conjugates vjps with complex values), d|z| = z / |z|.
+defvjp(np.absolute, lambda g, ans, x: g * np.conj(np.sign(x)))
+defvjp(np.fabs, lambda g, ans, x: g * np.sign(x))
 defvjp(np.sign, lambda g, ans, x: np.zeros_like(g))
 defvjp(np.square, lambda g, ans, x: g * 2 * x)
 defvjp(np.sqrt, lambda g, ans, x: g / (2 * ans))
@@ -69,16 +81,21 @@ defvjp(np.tanh, lambda g, ans, x: g * (1 - ans ** 2))
 defvjp(np.arcsinh, lambda g, ans, x: g / np.sqrt(x ** 2 + 1))
 defvjp(np.arccosh, lambda g, ans, x: g / np.sqrt(x ** 2 - 1))
 defvjp(np.arctanh, lambda g, ans, x: g / (1 - x ** 2))
-defvjp(np.conjugate, lambda g, ans, x: np.conjugate(g))
-defvjp(np.real, lambda g, ans, x: g + 0j)
-defvjp(np.imag, lambda g, ans, x: -1j * g)
+for _f in (np.deg2rad, np.radians):
+    defvjp(_f, lambda g, ans, x: g * (np.pi / 180))
+for _f in (np.rad2deg, np.degrees):
+    defvjp(_f, lambda g, ans, x: g * (180 / np.pi))
+defvjp(np.conjugate, lambda g, ans, x: np.conj(g))
+defvjp(np.real, lambda g, ans, x: g + 0j if np.iscomplexobj(x) else g)
+defvjp(np.imag, lambda g, ans, x: -1j * g if np.iscomplexobj(x) else np.zeros_like(g))
 
 nondifferentiable(
-    np.floor, np.ceil, np.rint, np.round, np.trunc, np.fix, np.floor_divide,
+    np.floor, np.ceil, np.rint, np.round, np.around, np.trunc, np.fix, np.floor_divide,
+    np.heaviside,
     np.equal, np.not_equal, np.less, np.less_equal, np.greater, np.greater_equal,
     np.logical_and, np.logical_or, np.logical_not, np.logical_xor,
     np.isnan, np.isinf, np.isfinite, np.signbit, np.argmax, np.argmin,
-    np.argsort, np.sort, np.nonzero, np.count_nonzero, np.shape, np.ndim,
+    np.argsort, np.nonzero, np.count_nonzero, np.shape, np.ndim,
     np.size, np.zeros_like, np.ones_like, np.empty_like, np.full_like,
     np.array_equal, np.allclose, np.isclose, np.any, np.all,
     np.bitwise_and, np.bitwise_or, np.bitwise_xor, np.invert,
@@ -111,5 +128,8 @@ defvjp(math.atan2,
 defvjp(math.hypot,
        lambda g, ans, x, y: g * x / ans,
        lambda g, ans, x, y: g * y / ans)
+defvjp(math.asinh, lambda g, ans, x: g / math.sqrt(x ** 2 + 1))
+defvjp(math.acosh, lambda g, ans, x: g / math.sqrt(x ** 2 - 1))
+defvjp(math.atanh, lambda g, ans, x: g / (1 - x ** 2))
 defvjp(abs, lambda g, ans, x: g * np.sign(x))
 nondifferentiable(math.floor, math.ceil, math.trunc, round, int, bool, len)

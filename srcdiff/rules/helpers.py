@@ -37,11 +37,82 @@ def extremum_adjoint(g, ans, x, axis, keepdims):
     return unreduce(g, x, axis, keepdims) * hit / np.sum(hit, axis=axis, keepdims=True)
 
 
+def prod_adjoint(g, ans, x, axis, keepdims):
+    """The adjoint of ``np.prod``: ``g`` times the product of the other elements.
+
+    That product is ``ans / x``, except at a zero: there it is the product of
+    the non-zeros if the zero is its slice's only one, else 0."""
+    g = unreduce(g, x, axis, keepdims)
+    ans = unreduce(ans, x, axis, keepdims)
+    zero = x == 0
+    if not np.any(zero):
+        return g * ans / x
+    safe = np.where(zero, 1, x)
+    rest = np.prod(safe, axis=axis, keepdims=True)  # the product of the non-zeros
+    lone = np.sum(zero, axis=axis, keepdims=True) == 1
+    return g * np.where(zero, where_zero(lone, rest), ans / safe)
+
+
+def reduced_axes(x, axis):
+    """``axis`` as a tuple of non-negative axes of ``x`` (None: all of them)."""
+    if axis is None:
+        return tuple(range(np.ndim(x)))
+    return tuple(a % np.ndim(x) for a in np.atleast_1d(axis))
+
+
+def weights_like(x, axis, weights):
+    """``np.average``'s weights shaped to broadcast against ``x``."""
+    if np.ndim(weights) == np.ndim(x):
+        return weights
+    axes = reduced_axes(x, axis)
+    return np.reshape(weights, [n if d in axes else 1 for d, n in enumerate(np.shape(x))])
+
+
+def average_adjoint(g, ans, x, axis, weights, keepdims):
+    """The adjoint of ``x`` in ``np.average``: ``g`` shared out in proportion to the weights."""
+    g = unreduce(g, x, axis, keepdims)
+    if weights is None:
+        return g / reduced_count(x, ans)
+    w = weights_like(x, axis, weights)
+    return g * w / np.sum(w, axis=axis, keepdims=True)
+
+
+def average_weights_adjoint(g, ans, x, axis, weights, keepdims):
+    """The adjoint of ``weights`` in ``np.average``: how far each value is from the average."""
+    w = weights_like(x, axis, weights)
+    d = unreduce(g, x, axis, keepdims) * (x - unreduce(ans, x, axis, keepdims))
+    return np.reshape(unbroadcast(d / np.sum(w, axis=axis, keepdims=True), w), np.shape(weights))
+
+
+def norm_adjoint(g, ans, x, ord, axis, keepdims):
+    """The adjoint of ``np.linalg.norm``: the Frobenius norm and the vector p-norms."""
+    matrix = np.ndim(x) == 2 if axis is None else np.ndim(axis) == 1
+    if ord is None or ord == "fro" or (ord == 2 and not matrix):
+        return unreduce(g / ans, x, axis, keepdims) * np.conj(x)
+    if matrix:
+        raise NotImplementedError(f"the gradient of the matrix norm ord={ord!r}")
+    if ord in (np.inf, -np.inf):
+        return extremum_adjoint(g, ans, np.abs(x), axis, keepdims) * np.conj(np.sign(x))
+    scale = unreduce(g / ans ** (ord - 1), x, axis, keepdims)
+    return scale * np.abs(x) ** (ord - 1) * np.conj(np.sign(x))
+
+
 def trace_adjoint(g, x, offset, axis1, axis2):
     """The adjoint of ``np.trace``: ``g`` laid along the traced diagonal."""
     eye = np.eye(np.shape(x)[axis1], np.shape(x)[axis2], offset, dtype=np.result_type(g))
     g = np.expand_dims(np.expand_dims(g, -1), -1) * eye
     return np.moveaxis(g, (-2, -1), (axis1, axis2))
+
+
+def diagonal_adjoint(g, x, offset, axis1, axis2):
+    """The adjoint of ``np.diagonal``: ``g`` laid back along the diagonal of zeros like ``x``."""
+    shape = np.shape(x)
+    axis1, axis2 = axis1 % len(shape), axis2 % len(shape)
+    rest = [n for d, n in enumerate(shape) if d not in (axis1, axis2)]
+    k = np.arange(np.shape(g)[-1])
+    zeros = np.zeros(rest + [shape[axis1], shape[axis2]])
+    d = unindex(g, (Ellipsis, k + max(-offset, 0), k + max(offset, 0)), zeros)
+    return np.moveaxis(d, (-2, -1), (axis1, axis2))
 
 
 def T(x):
@@ -71,6 +142,27 @@ def matmul_rhs(g, a, b):
     return unbroadcast(T(a) @ g, b)
 
 
+def dot_lhs(g, a, b):
+    """The adjoint of ``a`` in ``np.dot(a, b)``: a product over the last axis of ``a``."""
+    if np.ndim(a) == 0 or np.ndim(b) == 0:
+        return unbroadcast(g * b, a)
+    return tensordot_lhs(g, a, b, (-1, max(np.ndim(b) - 2, 0)))
+
+
+def dot_rhs(g, a, b):
+    """The adjoint of ``b`` in ``np.dot(a, b)``: a product over b's second-to-last axis."""
+    if np.ndim(a) == 0 or np.ndim(b) == 0:
+        return unbroadcast(g * a, b)
+    return tensordot_rhs(g, a, b, (-1, max(np.ndim(b) - 2, 0)))
+
+
+def log_of_base(x):
+    """``log x`` where ``x ** y`` is differentiable in ``y`` (x > 0, or x != 0 if
+    complex), else 0, as TensorFlow's gradient of ``pow`` has it."""
+    defined = x != 0 if np.iscomplexobj(x) else x > 0
+    return np.log(np.where(defined, x, 1))
+
+
 def inverse_permutation(axes, ndim):
     if axes is None:
         return None
@@ -93,6 +185,13 @@ def where_zero(cond, x):
 defvjp(unindex, lambda g, ans, gx, index, x: g[index])
 
 
+def clip_passes(x, lo, hi):
+    """Where ``np.clip(x, lo, hi)`` is ``x`` itself: bounds included, a bound of None is none."""
+    below = False if lo is None else x < lo
+    above = False if hi is None else x > hi
+    return np.logical_not(np.logical_or(below, above))
+
+
 def concat_adjoint(i, g, xs, axis):
     """The slice of ``g`` that input ``i`` of a concatenation along ``axis`` became."""
     start = sum(np.shape(x)[axis] for x in xs[:i])
@@ -110,6 +209,31 @@ def take_adjoint(g, x, indices, axis):
     if axis is None:
         return np.reshape(unindex(g, indices, np.ravel(x)), np.shape(x))
     return unindex(g, (slice(None),) * (axis % np.ndim(x)) + (indices,), x)
+
+
+def take_along_axis_adjoint(g, x, indices, axis):
+    """The adjoint of ``np.take_along_axis(x, indices, axis)``: ``g`` scattered back."""
+    if axis is None:
+        return np.reshape(take_along_axis_adjoint(g, np.ravel(x), indices, 0), np.shape(x))
+    axis %= np.ndim(x)
+    index = tuple(indices if d == axis else
+                  np.reshape(np.arange(n), [-1 if k == d else 1 for k in range(np.ndim(x))])
+                  for d, n in enumerate(np.shape(x)))
+    return unindex(g, index, x)
+
+
+def repeat_adjoint(g, x, repeats, axis):
+    """The adjoint of ``np.repeat``: each element gathers the adjoints of its copies."""
+    n = np.size(x) if axis is None else np.shape(x)[axis]
+    return take_adjoint(g, x, np.repeat(np.arange(n), repeats), axis)
+
+
+def pad_adjoint(g, x, pad_width, mode):
+    """The adjoint of ``np.pad`` with a constant: the unpadded middle of ``g``."""
+    if mode != "constant":
+        raise NotImplementedError(f"the gradient of np.pad(mode={mode!r})")
+    before = np.broadcast_to(pad_width, (np.ndim(x), 2))[:, 0]
+    return g[tuple(slice(b, b + n) for b, n in zip(before, np.shape(x)))]
 
 
 def tile_adjoint(g, x, reps):
@@ -140,11 +264,10 @@ def tensordot_lhs(g, a, b, axes):
     ax, bx = tensordot_axes(a, b, axes)
     a_free = [i for i in range(np.ndim(a)) if i not in ax]
     b_free = [i for i in range(np.ndim(b)) if i not in bx]
-    nfree = len(a_free)
-    # g has axes a_free + b_free; contract its b_free part with b's free axes.
-    da = np.tensordot(g, b, (list(range(nfree, np.ndim(g))), b_free))
-    # da has axes a_free + [a's contracted axes in the order of bx].
-    order = a_free + ax
+    # g has axes a_free + b_free; contracting them with b leaves b's contracted
+    # axes in b's order, each standing for its partner in ``ax``.
+    da = np.tensordot(g, b, (list(range(len(a_free), np.ndim(g))), b_free))
+    order = a_free + [ax[j] for j in np.argsort(bx)]
     return np.transpose(da, np.argsort(order))
 
 
@@ -153,19 +276,19 @@ def tensordot_rhs(g, a, b, axes):
     ax, bx = tensordot_axes(a, b, axes)
     a_free = [i for i in range(np.ndim(a)) if i not in ax]
     b_free = [i for i in range(np.ndim(b)) if i not in bx]
-    nfree = len(a_free)
-    db = np.tensordot(a, g, (a_free, list(range(nfree))))
-    order = bx + b_free
+    db = np.tensordot(a, g, (a_free, list(range(len(a_free)))))
+    order = [bx[j] for j in np.argsort(ax)] + b_free
     return np.transpose(db, np.argsort(order))
 
 
 def einsum_adjoint(i, g, subscripts, operands):
     """The adjoint of operand ``i`` of ``np.einsum(subscripts, *operands)``."""
-    inputs, _, output = subscripts.replace(" ", "").partition("->")
+    inputs, arrow, output = subscripts.replace(" ", "").partition("->")
+    if "." in subscripts:
+        raise NotImplementedError("the gradient of einsum with '...' subscripts")
+    if not arrow:  # implicit output: the indices that occur once, in alphabetical order
+        output = "".join(sorted(c for c in set(inputs) - {","} if inputs.count(c) == 1))
     inputs = inputs.split(",")
-    if not _ or "." in subscripts:
-        raise NotImplementedError(
-            "the gradient of einsum needs explicit '->' subscripts without '...'")
     own = inputs[i]
     if len(set(own)) != len(own):
         raise NotImplementedError(f"the gradient of einsum over a repeated index in {own!r}")

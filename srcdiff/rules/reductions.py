@@ -1,7 +1,8 @@
 """Rules of reductions: the adjoint is spread back over the reduced axes."""
 import numpy as np
 
-from .helpers import extremum_adjoint, reduced_count, trace_adjoint, unreduce
+from .helpers import (average_adjoint, average_weights_adjoint, extremum_adjoint, norm_adjoint,
+                      prod_adjoint, reduced_count, trace_adjoint, unreduce)
 from .registry import defvjp, primitive
 
 
@@ -13,7 +14,13 @@ defvjp(np.mean,
        unreduce(g, x, axis, keepdims) / reduced_count(x, ans))
 defvjp(np.prod,
        lambda g, ans, x, axis=None, dtype=None, out=None, keepdims=False, **kw:
-       unreduce(g * ans, x, axis, keepdims) / x)
+       prod_adjoint(g, ans, x, axis, keepdims))
+defvjp(np.average,
+       lambda g, ans, x, axis=None, weights=None, returned=False, keepdims=False:
+       average_adjoint(g, ans, x, axis, weights, keepdims),
+       None,
+       lambda g, ans, x, axis=None, weights=None, returned=False, keepdims=False:
+       average_weights_adjoint(g, ans, x, axis, weights, keepdims))
 for _f in (np.max, np.min, np.amax, np.amin):
     defvjp(_f, lambda g, ans, x, axis=None, out=None, keepdims=False, **kw:
            extremum_adjoint(g, ans, x, axis, keepdims))
@@ -55,4 +62,7 @@ def norm(x, axis=None, keepdims=False):
 
 defvjp(norm,
        lambda g, ans, x, axis=None, keepdims=False:
-       unreduce(g / ans, x, axis, keepdims) * x)
+       unreduce(g / ans, x, axis, keepdims) * np.conj(x))
+defvjp(np.linalg.norm,
+       lambda g, ans, x, ord=None, axis=None, keepdims=False:
+       norm_adjoint(g, ans, x, ord, axis, keepdims))

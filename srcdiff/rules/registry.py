@@ -11,6 +11,7 @@ import functools
 
 _VJPS = {}
 _NONDIFF = set()
+_EXPANSIONS = {}
 
 # Set by srcdiff.tensor: the value types that route a primitive call through
 # the recorder instead of running it on raw arrays.
@@ -86,6 +87,19 @@ def is_nondifferentiable(primitive):
 
 def all_rules():
     return dict(_VJPS)
+
+
+def defexpansion(numpy_fn, expansion):
+    """Differentiate ``numpy_fn`` through ``expansion``: the same function written
+    with recorded primitives.  For NumPy functions with several results
+    (``np.split``, ``np.linalg.slogdet``), which no single tape record can hold."""
+    _EXPANSIONS[numpy_fn] = expansion
+    return expansion
+
+
+def expansion_of(numpy_fn):
+    """The expansion registered for ``numpy_fn``, or None."""
+    return _EXPANSIONS.get(numpy_fn)
 
 
 def primitive(fn):

@@ -3,11 +3,13 @@ import operator
 
 import numpy as np
 
-from .helpers import (concat_adjoint, inverse_permutation, stack_adjoint, take_adjoint,
+from .helpers import (clip_passes, concat_adjoint, diagonal_adjoint, inverse_permutation, pad_adjoint,
+                      repeat_adjoint, stack_adjoint, take_adjoint, take_along_axis_adjoint,
                       tile_adjoint, unbroadcast, unindex, where_zero)
-from .registry import defvjp, defvjp_argnum, nondifferentiable, primitive
+from .registry import defexpansion, defvjp, defvjp_argnum, nondifferentiable, primitive
 
-for _f in (np.reshape, np.ravel, np.squeeze, np.expand_dims, np.atleast_1d, np.atleast_2d):
+for _f in (np.reshape, np.ravel, np.squeeze, np.expand_dims,
+           np.atleast_1d, np.atleast_2d, np.atleast_3d):
     defvjp(_f, lambda g, ans, x, *args, **kw: np.reshape(g, np.shape(x)))
 defvjp(np.transpose,
        lambda g, ans, x, axes=None: np.transpose(g, inverse_permutation(axes, np.ndim(x))))
@@ -16,23 +18,37 @@ defvjp(np.moveaxis,
        lambda g, ans, x, source, destination: np.moveaxis(g, destination, source))
 defvjp(np.broadcast_to, lambda g, ans, x, shape, **kw: unbroadcast(g, x))
 defvjp(np.flip, lambda g, ans, x, axis=None: np.flip(g, axis))
+defvjp(np.fliplr, lambda g, ans, x: np.fliplr(g))
+defvjp(np.flipud, lambda g, ans, x: np.flipud(g))
+defvjp(np.roll, lambda g, ans, x, shift, axis=None: np.roll(g, np.negative(shift), axis))
 defvjp(np.tile, lambda g, ans, x, reps: tile_adjoint(g, x, reps))
 defvjp(np.triu, lambda g, ans, x, k=0: np.triu(g, k))
 defvjp(np.tril, lambda g, ans, x, k=0: np.tril(g, k))
 defvjp(np.copy, lambda g, ans, x, *args, **kw: g)
 defvjp(operator.getitem, lambda g, ans, x, index: unindex(g, index, x))
 defvjp(np.take, lambda g, ans, x, indices, axis=None, **kw: take_adjoint(g, x, indices, axis))
+defvjp(np.take_along_axis,
+       lambda g, ans, x, indices, axis=-1: take_along_axis_adjoint(g, x, indices, axis))
+defvjp(np.sort,
+       lambda g, ans, x, axis=-1, **kw:
+       take_along_axis_adjoint(g, x, np.argsort(x, axis=axis), axis))
+defvjp(np.repeat, lambda g, ans, x, repeats, axis=None: repeat_adjoint(g, x, repeats, axis))
+defvjp(np.pad,
+       lambda g, ans, x, pad_width, mode="constant", **kw: pad_adjoint(g, x, pad_width, mode))
+defvjp(np.diag,
+       lambda g, ans, x, k=0: np.diagonal(g, k) if np.ndim(x) == 1 else diagonal_adjoint(g, x, k, 0, 1))
+defvjp(np.diagonal,
+       lambda g, ans, x, offset=0, axis1=0, axis2=1: diagonal_adjoint(g, x, offset, axis1, axis2))
 defvjp(np.where,
        None,
        lambda g, ans, cond, x, y: unbroadcast(where_zero(cond, g), x),
        lambda g, ans, cond, x, y: unbroadcast(where_zero(np.logical_not(cond), g), y))
 # clip passes the adjoint at its bounds, as TensorFlow's clip_by_value does.
 defvjp(np.clip,
-       lambda g, ans, x, lo, hi, **kw: unbroadcast(
-           where_zero(np.logical_and(x >= lo, x <= hi) if lo is not None and hi is not None
-                      else x >= lo if lo is not None else x <= hi, g), x),
-       lambda g, ans, x, lo, hi, **kw: unbroadcast(where_zero(x < lo, g), lo),
-       lambda g, ans, x, lo, hi, **kw: unbroadcast(where_zero(x > hi, g), hi))
+       lambda g, ans, x, lo=None, hi=None, **kw:
+       unbroadcast(where_zero(clip_passes(x, lo, hi), g), x),
+       lambda g, ans, x, lo=None, hi=None, **kw: unbroadcast(where_zero(x < lo, g), lo),
+       lambda g, ans, x, lo=None, hi=None, **kw: unbroadcast(where_zero(x > hi, g), hi))
 
 
 @primitive
@@ -59,3 +75,33 @@ defvjp(cast, lambda g, ans, x, dtype: cast(g, np.result_type(x)))
 
 nondifferentiable(np.zeros, np.ones, np.empty, np.full, np.eye, np.identity,
                   np.arange, np.linspace)
+
+
+def array_split(x, indices_or_sections, axis=0):
+    """``np.array_split`` as slices of ``x``: each piece is a recorded ``x[...]``."""
+    n = np.shape(x)[axis]
+    if np.ndim(indices_or_sections) == 0:
+        sections = int(indices_or_sections)
+        each, extra = divmod(n, sections)
+        bounds = np.cumsum([0] + extra * [each + 1] + (sections - extra) * [each])
+    else:
+        bounds = [0, *indices_or_sections, n]
+    lead = (slice(None),) * (axis % np.ndim(x))
+    return [x[lead + (slice(start, stop),)] for start, stop in zip(bounds[:-1], bounds[1:])]
+
+
+def split(x, indices_or_sections, axis=0):
+    """``np.split``: ``np.array_split`` into equal pieces."""
+    if np.ndim(indices_or_sections) == 0 and np.shape(x)[axis] % indices_or_sections:
+        raise ValueError("array split does not result in an equal division")
+    return array_split(x, indices_or_sections, axis)
+
+
+defexpansion(np.array_split, array_split)
+defexpansion(np.split, split)
+defexpansion(np.hsplit, lambda x, sections: split(x, sections, axis=1 if np.ndim(x) > 1 else 0))
+defexpansion(np.vsplit, lambda x, sections: split(x, sections, axis=0))
+
+# NumPy functions that take their inputs as one sequence, and the primitives
+# that take them as arguments (so each input has its own adjoint).
+SEQUENCE_FORMS = {np.concatenate: concatenate, np.stack: stack}

@@ -1,0 +1,404 @@
+"""Every derivative rule against central finite differences, from one table of examples.
+
+``EXAMPLES`` holds example calls of each primitive in the rule table; a rule
+without an example fails ``test_every_rule_has_an_example``.  Arguments that are
+``Arg`` specs are drawn at random from a domain where the primitive is smooth
+and are differentiated; every other argument (an axis, an index, a condition)
+is passed as it is.  A vjp is checked through a random cotangent ``g`` and a
+random direction ``dx``:  <vjp(g), dx>  =  <g, (f(x + h dx) - f(x - h dx)) / 2h>.
+Complex arguments follow TensorFlow's convention (the gradient of a real L is
+dL/dRe z + i dL/dIm z, which the tape gets by conjugating the vjp), so the
+inner products are the real parts of <conj(a), b>.
+"""
+import math
+import operator
+
+import numpy as np
+import pytest
+
+import srcdiff as sd
+from srcdiff.rules import all_rules, rule_of
+from srcdiff.rules.helpers import unindex
+from srcdiff.rules.linalg import logabsdet
+from srcdiff.rules.nn import log_softmax, relu, sigmoid, softmax, softplus
+from srcdiff.rules.reductions import logsumexp, norm
+from srcdiff.rules.shapes import cast, concatenate, stack
+from srcdiff.ops.array_ops import sparse_read
+from srcdiff.tensor import apply
+
+H = 1e-6
+
+
+class Arg:
+    """A random float64 input of ``shape`` drawn uniformly from [lo, hi].
+
+    ``shape=None`` is a Python float (for the math module); ``value`` fixes the
+    input instead; ``matrix`` adds ``n * I`` to make square matrices well conditioned."""
+
+    def __init__(self, *shape, lo=-2.0, hi=2.0, complex=False, matrix=False, value=None):
+        self.shape = shape if shape != (None,) else None
+        self.lo, self.hi, self.complex, self.matrix, self.value = lo, hi, complex, matrix, value
+
+    def draw(self, rng):
+        if self.value is not None:
+            return np.array(self.value, dtype=np.float64)
+        if self.shape is None:
+            return float(rng.uniform(self.lo, self.hi))
+        x = rng.uniform(self.lo, self.hi, self.shape)
+        if self.complex:
+            x = x + 1j * rng.uniform(self.lo, self.hi, self.shape)
+        if self.matrix:
+            x = x + self.shape[-1] * np.eye(self.shape[-1])
+        return x
+
+    def __repr__(self):
+        return f"Arg{self.shape}"
+
+
+def R(*shape, **kw):
+    """Real in [-2, 2]."""
+    return Arg(*shape, **kw)
+
+
+def P(*shape):
+    """Positive, away from zero."""
+    return Arg(*shape, lo=0.5, hi=2.0)
+
+
+def U(*shape):
+    """Inside (-1, 1), away from the ends."""
+    return Arg(*shape, lo=-0.8, hi=0.8)
+
+
+def C(*shape):
+    """Complex."""
+    return Arg(*shape, complex=True)
+
+
+def M(*shape):
+    """Well-conditioned square matrices."""
+    return Arg(*shape, lo=-1.0, hi=1.0, matrix=True)
+
+
+def X(value):
+    """A fixed input (zeros of prod, ties, ...)."""
+    return Arg(value=value)
+
+
+class Example:
+    """One call of a primitive: ``fn(*args, **kwargs)``."""
+
+    def __init__(self, args, kwargs, second_order=True):
+        self.args, self.kwargs, self.second_order = args, kwargs, second_order
+
+
+def ex(*args, **kwargs):
+    return Example(args, kwargs)
+
+
+def first_order_only(example, why):
+    """An example whose rule is exact, but whose second derivative is not (``why``)."""
+    example.second_order = False
+    return example
+
+
+def binary(x=R, y=R):
+    """A binary elementwise primitive: same shapes, broadcasting, and a scalar."""
+    return [ex(x(2, 3), y(2, 3)), ex(x(2, 3), y(3)), ex(x(2, 1), y(1, 3)), ex(x(), y(2))]
+
+
+def unary(dom=R):
+    return [ex(dom(2, 3)), ex(dom())]
+
+
+def reduction(**extra):
+    """A reduction: everything, one axis, negative axes, axis tuples, keepdims."""
+    return [ex(R(3, 4), **extra), ex(R(3, 4), axis=0, **extra),
+            ex(R(2, 3, 4), axis=(0, 2), **extra), ex(R(3, 4), axis=-1, keepdims=True, **extra),
+            ex(R(3, 4), keepdims=True, **extra)]
+
+
+def scalar(dom=R):
+    return [ex(Arg(None, lo=dom().lo, hi=dom().hi))]
+
+
+EXAMPLES = {
+    # arithmetic
+    np.add: binary(),
+    np.subtract: binary(),
+    np.multiply: binary() + [ex(C(2, 3), C(3))],
+    np.true_divide: binary(R, P) + [ex(C(3), C(3))],
+    np.power: binary(P, R) + [ex(C(3), X([2.0, 3.0, 0.5]))],
+    np.float_power: binary(P, R),
+    np.remainder: binary(R, P),
+    np.fmod: binary(R, P),
+    np.maximum: binary(),
+    np.fmax: binary(),
+    np.minimum: binary(),
+    np.fmin: binary(),
+    np.arctan2: binary(),
+    np.hypot: binary(),
+    np.logaddexp: binary(),
+    np.logaddexp2: binary(),
+    np.negative: unary() + [ex(C(3))],
+    np.positive: unary(),
+    np.absolute: unary() + [ex(C(2, 3))],
+    np.fabs: unary(),
+    np.sign: unary(),
+    np.square: unary() + [ex(C(3))],
+    np.sqrt: unary(P) + [ex(C(3))],
+    np.cbrt: unary(P),
+    np.reciprocal: unary(P),
+    # transcendental
+    np.exp: unary() + [ex(C(3))],
+    np.exp2: unary(),
+    np.expm1: unary(),
+    np.log: unary(P) + [ex(C(3))],
+    np.log2: unary(P),
+    np.log10: unary(P),
+    np.log1p: unary(P),
+    np.sin: unary() + [ex(C(3))],
+    np.cos: unary() + [ex(C(3))],
+    np.tan: unary(U) + [ex(C(3))],
+    np.arcsin: unary(U),
+    np.arccos: unary(U),
+    np.arctan: unary(),
+    np.sinh: unary(),
+    np.cosh: unary(),
+    np.tanh: unary() + [ex(C(3))],
+    np.arcsinh: unary(),
+    np.arccosh: [ex(Arg(2, 3, lo=1.5, hi=3.0))],
+    np.arctanh: unary(U),
+    np.deg2rad: unary(),
+    np.radians: unary(),
+    np.rad2deg: unary(),
+    np.degrees: unary(),
+    np.conjugate: unary() + [ex(C(3))],
+    np.real: unary() + [ex(C(3))],
+    np.imag: unary() + [ex(C(3))],
+    # reductions
+    np.sum: reduction(),
+    np.mean: reduction(),
+    np.prod: reduction() + [
+        first_order_only(ex(X([[0.0, 2.0, 3.0], [0.0, 0.0, 1.5], [1.0, -2.0, 3.0]]), axis=1),
+                         "d2/dxdy of x*y*z at x = y = 0 needs the product of the others"),
+        ex(X([[0.0, 2.0, 3.0], [0.5, 0.0, 1.5]]), axis=0, keepdims=True),
+        ex(X([[0.0, 2.0], [1.5, 3.0]]))],
+    np.max: reduction(),
+    np.min: reduction(),
+    np.amax: reduction(),
+    np.amin: reduction(),
+    np.var: reduction() + [ex(R(3, 4), axis=1, ddof=1)],
+    np.std: reduction() + [ex(R(3, 4), axis=1, ddof=1)],
+    np.average: reduction() + [ex(R(3, 4), 1, P(4)), ex(R(3, 4), 0, P(3, 4)),
+                               ex(R(2, 3, 4), (0, 2), P(2, 4), keepdims=True)],
+    np.cumsum: [ex(R(3, 4)), ex(R(3, 4), axis=1), ex(R(3, 4), axis=-2)],
+    np.trace: [ex(R(3, 3)), ex(R(3, 4), offset=1), ex(R(2, 3, 3), axis1=1, axis2=2),
+               ex(R(3, 4, 2), offset=-1, axis1=1, axis2=0)],
+    logsumexp: reduction(),
+    norm: reduction() + [ex(C(3, 2), axis=1)],
+    np.linalg.norm: [ex(R(5)), ex(R(3, 4)), ex(R(3, 4), axis=1), ex(R(3, 4), "fro"),
+                     ex(R(2, 3, 4), axis=(0, 2), keepdims=True), ex(R(5), 1), ex(R(5), 3),
+                     ex(R(3, 4), np.inf, axis=0), ex(R(3, 4), -np.inf, axis=1), ex(C(3))],
+    # products and linear algebra
+    np.matmul: [ex(R(2, 3), R(3, 4)), ex(R(5, 2, 3), R(3, 4)), ex(R(2, 1, 2, 3), R(3, 3, 2)),
+                ex(R(3), R(3, 4)), ex(R(2, 3), R(3)), ex(R(3), R(3)), ex(R(4, 3), R(2, 3, 5)),
+                ex(C(2, 3), C(3, 2))],
+    np.dot: [ex(R(2, 3), R(3, 4)), ex(R(3), R(3, 4)), ex(R(2, 3), R(3)), ex(R(3), R(3)),
+             ex(R(), R(2, 3)), ex(R(2, 3), R()), ex(R(2, 4, 3), R(5, 3, 2))],
+    np.vdot: [ex(R(3), R(3)), ex(R(2, 3), R(3, 2))],
+    np.outer: [ex(R(3), R(4)), ex(R(2, 2), R(3))],
+    np.inner: [ex(R(3), R(3)), ex(R(2, 3), R(4, 3))],
+    np.tensordot: [ex(R(2, 3, 4), R(3, 4, 5)), ex(R(2, 3), R(3, 4), 1),
+                   ex(R(2, 3, 4), R(4, 2, 5), ([0, 2], [1, 0])), ex(R(2), R(3), 0),
+                   ex(R(3, 2), R(3, 4), axes=(0, 0))],
+    np.einsum: [ex("ij,jk->ik", R(2, 3), R(3, 4)), ex("ij->j", R(2, 3)),
+                ex("i,i->", R(3), R(3)), ex("bij,bjk->bik", R(2, 2, 3), R(2, 3, 2)),
+                ex("ij,jk", R(2, 3), R(3, 4)), ex("ij,kj->ki", R(2, 3), R(4, 3)),
+                ex("i,j,k->ijk", R(2), R(3), R(2))],
+    np.linalg.inv: [ex(M(3, 3)), ex(M(2, 3, 3))],
+    np.linalg.det: [ex(M(3, 3)), ex(M(2, 3, 3))],
+    logabsdet: [ex(M(3, 3)), ex(M(2, 3, 3)), ex(X([[0.5, 2.0], [1.0, -0.5]]))],
+    np.linalg.solve: [ex(M(3, 3), R(3)), ex(M(3, 3), R(3, 2)), ex(M(2, 3, 3), R(2, 3, 4))],
+    # activations
+    sigmoid: unary(),
+    softplus: unary(),
+    relu: unary(),
+    softmax: [ex(R(2, 3)), ex(R(2, 3), axis=0)],
+    log_softmax: [ex(R(2, 3)), ex(R(2, 3), axis=0)],
+    # moving elements around
+    np.reshape: [ex(R(2, 3), (3, 2)), ex(R(2, 3), -1), ex(R(6), (2, 1, 3))],
+    np.ravel: [ex(R(2, 3))],
+    np.squeeze: [ex(R(1, 3, 1)), ex(R(1, 3, 1), axis=0)],
+    np.expand_dims: [ex(R(2, 3), 1), ex(R(2, 3), (0, 3))],
+    np.atleast_1d: [ex(R())],
+    np.atleast_2d: [ex(R(3))],
+    np.atleast_3d: [ex(R(3))],
+    np.transpose: [ex(R(2, 3)), ex(R(2, 3, 4), (1, 2, 0)), ex(R(2, 3, 4), axes=(2, 0, 1))],
+    np.swapaxes: [ex(R(2, 3, 4), 0, 2)],
+    np.moveaxis: [ex(R(2, 3, 4), 0, -1), ex(R(2, 3, 4), (0, 1), (2, 0))],
+    np.broadcast_to: [ex(R(3), (2, 3)), ex(R(2, 1), (4, 2, 3))],
+    np.flip: [ex(R(2, 3)), ex(R(2, 3), 1)],
+    np.fliplr: [ex(R(2, 3))],
+    np.flipud: [ex(R(2, 3))],
+    np.roll: [ex(R(5), 2), ex(R(3, 4), (1, -1), (0, 1)), ex(R(3, 4), 1)],
+    np.tile: [ex(R(3), 2), ex(R(2, 3), (2, 1, 2))],
+    np.triu: [ex(R(3, 3)), ex(R(3, 4), 1)],
+    np.tril: [ex(R(3, 3)), ex(R(3, 4), -1)],
+    np.copy: [ex(R(2, 3))],
+    np.diag: [ex(R(3)), ex(R(3), 1), ex(R(3, 4)), ex(R(4, 3), -1)],
+    np.diagonal: [ex(R(3, 4)), ex(R(3, 4), 1), ex(R(2, 3, 4), -1, 2, 1)],
+    np.pad: [ex(R(2, 3), 1), ex(R(2, 3), ((1, 0), (2, 3))), ex(R(2, 3), (1, 2), constant_values=5)],
+    np.repeat: [ex(R(3), 2), ex(R(2, 3), [1, 0, 2], axis=1), ex(R(2, 3), 2, axis=0)],
+    np.sort: [ex(R(5)), ex(R(3, 4), axis=0), ex(R(3, 4), axis=None)],
+    np.take_along_axis: [ex(R(3, 4), np.array([[0, 3, 3], [1, 0, 2], [2, 2, 2]]), axis=1),
+                         ex(R(3, 4), np.array([[2, 0, 1, 1]]), axis=0),
+                         ex(R(6), np.array([5, 0, 5]), axis=None)],
+    operator.getitem: [ex(R(4, 3), (slice(1, 3), 0)), ex(R(4), np.array([0, 2, 2])),
+                       ex(R(4, 3), (Ellipsis, None, np.array([1, 1]))),
+                       ex(R(4, 3), np.array([True, False, True, True])), ex(R(4, 3), -1)],
+    np.take: [ex(R(5), [0, 4, 4]), ex(R(3, 4), [2, 0], axis=1), ex(R(2, 3), [[5, 0]])],
+    np.where: [ex(np.array([True, False, True]), R(3), R(3)),
+               ex(np.array([[True], [False]]), R(2, 3), R(3))],
+    np.clip: [ex(R(2, 4), R(4, lo=-1.5, hi=-0.5), R(2, 4, lo=0.5, hi=1.5)),
+              ex(R(5), -0.5, 0.5), ex(R(5), None, 0.5), ex(R(5), -0.5, None)],
+    concatenate: [ex(R(2, 3), R(1, 3)), ex(R(2, 3), R(2, 2), R(2, 1), axis=1),
+                  ex(R(2, 3), R(2, 3), axis=-1)],
+    stack: [ex(R(3), R(3)), ex(R(2, 3), R(2, 3), R(2, 3), axis=1), ex(R(2), R(2), axis=-1)],
+    cast: [ex(R(3), np.float64)],
+    unindex: [ex(R(3), np.array([0, 2, 2]), np.zeros(4)),
+              ex(R(2, 2), (Ellipsis, slice(1, 3)), np.zeros((2, 4)))],
+    sparse_read: [ex(R(4, 2), np.array([3, 0, 3]))],
+    # the math module and builtins, on Python floats
+    math.sin: scalar(), math.cos: scalar(), math.tan: scalar(U), math.exp: scalar(),
+    math.expm1: scalar(), math.log: scalar(P), math.log1p: scalar(P), math.log2: scalar(P),
+    math.log10: scalar(P), math.sqrt: scalar(P), math.tanh: scalar(), math.sinh: scalar(),
+    math.cosh: scalar(), math.atan: scalar(), math.asin: scalar(U), math.acos: scalar(U),
+    math.asinh: scalar(), math.atanh: scalar(U),
+    math.acosh: [ex(Arg(None, lo=1.5, hi=3.0))],
+    math.pow: [ex(Arg(None, lo=0.5, hi=2.0), Arg(None))],
+    math.atan2: [ex(Arg(None), Arg(None))],
+    math.hypot: [ex(Arg(None), Arg(None))],
+    abs: scalar(),
+}
+
+def builtin_rules():
+    """The rules srcdiff ships (not those a user or a test registers)."""
+    return {fn: rule for fn, rule in all_rules().items()
+            if not hasattr(fn, "srcdiff_user_rule")}
+
+
+def cases(second_order=False):
+    for fn, examples in EXAMPLES.items():
+        for k, e in enumerate(examples):
+            if second_order and not (e.second_order and second_order_applies(fn, e.args)):
+                continue
+            name = rule_of(fn).name if rule_of(fn) else repr(fn)
+            yield pytest.param(fn, e.args, e.kwargs, id=f"{name}-{k}")
+
+
+def second_order_applies(fn, args):
+    """The tape runs on arrays: not on the math module's floats; real values only."""
+    specs = [a for a in args if isinstance(a, Arg)]
+    return all(a.shape is not None and not a.complex for a in specs)
+
+
+def test_every_rule_has_an_example():
+    missing = [rule.name for fn, rule in builtin_rules().items() if fn not in EXAMPLES]
+    assert not missing, f"rules without an example in EXAMPLES: {missing}"
+
+
+def draw(args, rng):
+    return [a.draw(rng) if isinstance(a, Arg) else a for a in args]
+
+
+def random_like(value, rng):
+    out = rng.standard_normal(np.shape(value))
+    if np.iscomplexobj(value):
+        out = out + 1j * rng.standard_normal(np.shape(value))
+    return out if np.ndim(value) else out.item() if isinstance(value, float) else out
+
+
+def inner(a, b):
+    """The real inner product <a, b> = Re sum(conj(a) b)."""
+    return float(np.sum(np.real(np.conj(np.asarray(a)) * np.asarray(b))))
+
+
+def differentiated(fn, args):
+    """The positions of the Arg inputs; each must have a vjp."""
+    rule = rule_of(fn)
+    positions = [i for i, a in enumerate(args) if isinstance(a, Arg)]
+    for i in positions:
+        assert rule.vjp(i) is not None, f"{rule.name} has no vjp for input {i}"
+    return positions
+
+
+def shifted(values, i, dx, step):
+    return [v + step * dx if k == i else v for k, v in enumerate(values)]
+
+
+@pytest.mark.parametrize("fn, args, kwargs", cases())
+def test_vjp_matches_finite_differences(fn, args, kwargs):
+    rng = np.random.default_rng(0)
+    values = draw(args, rng)
+    rule = rule_of(fn)
+    ans = fn(*values, **kwargs)
+    g = random_like(ans, rng)
+    for i in differentiated(fn, args):
+        dx = random_like(values[i], rng)
+        # TensorFlow's convention for complex values: the tape conjugates the vjp.
+        d = np.conj(rule.vjp(i)(np.conj(g), ans, *values, **kwargs))
+        d = np.asarray(d)  # densifies IndexedSlices
+        if not np.iscomplexobj(values[i]):
+            d = np.real(d)
+        assert np.shape(d) == np.shape(values[i]), f"vjp {i} has the wrong shape"
+        slope = (np.asarray(fn(*shifted(values, i, dx, H), **kwargs))
+                 - np.asarray(fn(*shifted(values, i, dx, -H), **kwargs))) / (2 * H)
+        assert inner(d, dx) == pytest.approx(inner(g, slope), rel=1e-5, abs=1e-7), f"input {i}"
+
+
+def gradient(fn, values, kwargs, positions, weights):
+    """The tape's gradient of sum(weights * fn(...)) at ``values`` w.r.t. ``positions``."""
+    tensors = [sd.constant(v) if k in positions else v for k, v in enumerate(values)]
+    with sd.GradientTape() as tape:
+        tape.watch([tensors[k] for k in positions])
+        y = sd.reduce_sum(weights * apply(fn, *tensors, **kwargs))
+    grads = tape.gradient(y, [tensors[k] for k in positions])
+    return [np.zeros(np.shape(values[k])) if d is None else np.asarray(d)
+            for k, d in zip(positions, grads)]
+
+
+@pytest.mark.parametrize("fn, args, kwargs", cases(second_order=True))
+def test_rule_is_differentiable_on_the_tape(fn, args, kwargs):
+    """Run the rules on Tensors under an outer tape: the Hessian-vector product of
+    sum(w * f) against finite differences of the tape's first derivative."""
+    rng = np.random.default_rng(1)
+    values = draw(args, rng)
+    positions = [i for i, a in enumerate(args) if isinstance(a, Arg)]
+    weights = random_like(fn(*values, **kwargs), rng)
+    v = [random_like(values[k], rng) for k in positions]
+    dx = [random_like(values[k], rng) for k in positions]
+
+    xs = [sd.constant(values[k]) for k in positions]
+    tensors = list(values)
+    for k, x in zip(positions, xs):
+        tensors[k] = x
+    with sd.GradientTape() as outer:
+        outer.watch(xs)
+        with sd.GradientTape() as tape:
+            tape.watch(xs)
+            y = sd.reduce_sum(weights * apply(fn, *tensors, **kwargs))
+        grads = tape.gradient(y, xs)
+        z = sum(sd.reduce_sum(vk * sd.convert_to_tensor(d)) for vk, d in zip(v, grads)
+                if d is not None)
+    hv = outer.gradient(z, xs) if isinstance(z, sd.Tensor) else [None] * len(xs)
+    lhs = sum(inner(0 if h is None else h, d) for h, d in zip(hv, dx))
+
+    def at(step):
+        moved = list(values)
+        for k, d in zip(positions, dx):
+            moved[k] = values[k] + step * d
+        return gradient(fn, moved, kwargs, positions, weights)
+    slope = [(a - b) / (2 * H) for a, b in zip(at(H), at(-H))]
+    assert lhs == pytest.approx(sum(inner(vk, s) for vk, s in zip(v, slope)),
+                                rel=1e-4, abs=1e-6)
