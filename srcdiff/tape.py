@@ -10,12 +10,11 @@ derivatives.  Otherwise they run on the raw arrays, which is the fast path.
 import contextlib
 import enum
 import logging
-import warnings
 
 import numpy as np
 
 from . import nest
-from ._recording import STATE
+from ._recording import STATE, refuse_without_rule
 from .rules import is_nondifferentiable, rule_of
 from .rules.registry import Rule, primitive_name
 from .tensor import IndexedSlices, Tensor, Variable, _ArrayLike, _raw, cast, convert_to_tensor
@@ -58,13 +57,16 @@ class GradientTape:
         self._watch_accessed_variables = watch_accessed_variables
         self._recording = False
         self._tape = None
+        self._released_variables = ()
 
     # --- the recording context ---
     def __enter__(self):
+        """Enters a context inside which operations are recorded on this tape."""
         self._push_tape()
         return self
 
     def __exit__(self, typ, value, traceback):
+        """Exits the recording context, no further operations are traced."""
         if self._recording:
             self._pop_tape()
 
@@ -124,7 +126,7 @@ class GradientTape:
     def watched_variables(self):
         """The variables watched by this tape, in order of construction."""
         if self._tape is None:
-            return ()
+            return self._released_variables
         return tuple(v for _, v in sorted(self._tape.variables.items()))
 
     # --- called by srcdiff.tensor while this tape records ---
@@ -137,12 +139,9 @@ class GradientTape:
             return
         rule = rule_of(fn)
         if rule is None:
-            if is_nondifferentiable(fn):
-                return
-            raise LookupError(
-                f"srcdiff has no gradient for {primitive_name(fn)}, which was applied to a "
-                "watched value; use an op with a rule, or register one with "
-                "sd.register_gradient")
+            if not is_nondifferentiable(fn):
+                refuse_without_rule(primitive_name(fn))
+            return
         self._tape.records.append((rule, args, kwargs, out))
         tracked.add(id(out))
 
@@ -168,11 +167,11 @@ class GradientTape:
         not depend on gets None (or zeros with ``UnconnectedGradients.ZERO``)."""
         self._begin_use("gradient")
         unconnected = _unconnected(unconnected_gradients)
-        if target is None:
+        targets = nest.flatten(target)
+        if not all(isinstance(t, (Tensor, Variable)) for t in targets):
             raise TypeError("Argument `target` should be a list or nested structure of "
                             "Tensors, Variables or CompositeTensors to be differentiated, "
-                            "but received None.")
-        targets = nest.flatten(target)
+                            f"but received {target!r}.")
         flat_sources = _check_sources(sources)
         if output_gradients is None:
             output_gradients = [None] * len(targets)
@@ -216,7 +215,10 @@ class GradientTape:
         _unconnected(unconnected_gradients)
         target = _as_target(target)
         (source,) = _check_sources([source])
-        if target.ndim < 1 or source.ndim < 1 or target.shape[0] != source.shape[0]:
+        for value in (target, source):
+            if value.ndim < 2:
+                raise ValueError(f"Shape {value.shape} must have rank at least 2")
+        if target.shape[0] != source.shape[0]:
             raise ValueError(
                 "Need first dimension of target shape "
                 f"({tuple(target.shape)}) and source shape ({tuple(source.shape)}) to match.")
@@ -256,7 +258,9 @@ class GradientTape:
 
     def _end_use(self):
         if not self._persistent:
-            self._tape = None  # release every record
+            # Release every record; the watched variables stay known, as in TensorFlow.
+            self._released_variables = self.watched_variables()
+            self._tape = None
 
     def _cotangent_rows(self, target, seeds, sources):
         """One backward walk per seed (a cotangent shaped like ``target``)."""
@@ -354,22 +358,26 @@ def _check_sources(sources):
     flat = nest.flatten(sources)
     for s in flat:
         if not isinstance(s, (Tensor, Variable)):
-            raise ValueError(f"sources must be Tensors or Variables, got {s!r} of type "
-                             f"{type(s).__name__!r}")
+            raise TypeError(f"sources must be Tensors or Variables, got {s!r} of type "
+                            f"{type(s).__name__!r}")
     for s in flat:
         _differentiable(s, "source")
     return flat
 
 
+_NOT_DIFFERENTIABLE = {  # TensorFlow's warnings, logged where TensorFlow logs them
+    "watched": "The dtype of the watched tensor must be floating (e.g. tf.float32), got tf.%s",
+    "source": "The dtype of the source tensor must be floating (e.g. tf.float32) when "
+              "calling GradientTape.gradient, got tf.%s",
+}
+
+
 def _differentiable(value, role):
+    """Whether ``value`` can carry a gradient; if not, say so (its gradient is None)."""
     dtype = value.dtype
     if dtype.kind in "fc":
         return True
-    message = (f"The dtype of the {role} tensor must be floating (e.g. tf.float32), "
-               f"got tf.{dtype.name}")
-    if role == "source":
-        message += " when calling GradientTape.gradient; its gradient will be None"
-    warnings.warn(message, stacklevel=3)
+    logger.warning(_NOT_DIFFERENTIABLE[role], dtype.name)
     return False
 
 

@@ -12,7 +12,7 @@ import operator
 import numpy as np
 
 from . import rules
-from ._recording import STATE
+from ._recording import STATE, refuse_without_rule
 from .rules import registry
 from .dtypes import as_dtype
 from .rules.shapes import cast as _cast, concatenate as _concatenate, stack as _stack
@@ -63,11 +63,19 @@ class _ArrayLike:
         return np.size(self._array())
 
     def numpy(self):
-        return self._array()
+        """A copy of the value, as TensorFlow gives it: an ndarray, or a NumPy scalar."""
+        value = self._array()
+        return value[()] if value.ndim == 0 else value.copy()
 
     def __array__(self, dtype=None, copy=None):
         value = np.asarray(self._array(), dtype=dtype)
-        return value.copy() if copy else value
+        if copy:
+            return value.copy()
+        if value is self._array():
+            # A read-only view: the array itself must not change under the tapes that saved it.
+            value = value.view()
+            value.flags.writeable = False
+        return value
 
     def __len__(self):
         if not np.ndim(self._array()):
@@ -83,16 +91,24 @@ class _ArrayLike:
         return bool(self._array())
 
     def __float__(self):
-        return float(self._array())
+        return float(self._item())
 
     def __int__(self):
-        return int(self._array())
+        return int(self._item())
 
     def __index__(self):
-        return operator.index(np.asarray(self._array()).item())
+        return operator.index(self._item())
 
     def __complex__(self):
-        return complex(self._array())
+        return complex(self._item())
+
+    def _item(self):
+        """The Python number in a one-element Tensor of any shape."""
+        value = self._array()
+        if np.size(value) != 1:
+            raise TypeError("only one-element Tensors can be converted to Python scalars, "
+                            f"not one of shape {self.shape}")
+        return value.item()
 
     __hash__ = None  # equality is elementwise, as in TensorFlow 2; use .ref() for a key
 
@@ -293,14 +309,18 @@ class Tensor(_ArrayLike):
 
 
 def _numpy_repr(value):
-    if np.ndim(value) == 0:
-        return str(np.asarray(value).item() if np.asarray(value).dtype.kind != "f" else value)
-    return "\n" + repr(np.asarray(value))
+    # TensorFlow shows a scalar as the Python number it holds (float32 0.1 is
+    # 0.10000000149011612), and an array as NumPy's repr.
+    text = repr(value.item()) if np.ndim(value) == 0 else repr(value)
+    return _break_if_multiline(text)
 
 
 def _numpy_str(value):
-    text = str(np.asarray(value))
-    return ("\n" + text) if np.ndim(value) > 1 else text
+    return _break_if_multiline(str(value))
+
+
+def _break_if_multiline(text):
+    return ("\n" + text) if "\n" in text else text
 
 
 _variable_ids = itertools.count()
@@ -343,20 +363,26 @@ class Variable(_ArrayLike):
                 tape._read_variable(self, snapshot)
         return snapshot
 
-    def assign(self, value, read_value=True):
-        value = _as_array(value, self._value.dtype)
-        if np.shape(value) != self._value.shape:
-            raise ValueError(
-                f"Cannot assign value of shape {np.shape(value)} to variable "
-                f"'{self.name}' of shape {self._value.shape}")
-        self._value = np.array(value, dtype=self._value.dtype)
+    def assign(self, value, use_locking=None, name=None, read_value=True):
+        self._value = self._same_shape(value)
         return self
 
-    def assign_add(self, delta, read_value=True):
-        return self.assign(self._value + _as_array(delta, self._value.dtype))
+    def assign_add(self, delta, use_locking=None, name=None, read_value=True):
+        self._value = self._value + self._same_shape(delta)
+        return self
 
-    def assign_sub(self, delta, read_value=True):
-        return self.assign(self._value - _as_array(delta, self._value.dtype))
+    def assign_sub(self, delta, use_locking=None, name=None, read_value=True):
+        self._value = self._value - self._same_shape(delta)
+        return self
+
+    def _same_shape(self, value):
+        """A new array of ``value`` with this variable's dtype; TensorFlow does not
+        broadcast in assignments, so the shape must be the variable's."""
+        value = np.array(_as_array(value, self._value.dtype))
+        if value.shape != self._value.shape:
+            raise ValueError(f"Cannot assign a value of shape {value.shape} to variable "
+                             f"'{self.name}' of shape {self._value.shape}")
+        return value
 
     def __repr__(self):
         return (f"<srcdiff.Variable '{self.name}' shape={self.shape} dtype={self.dtype.name}, "
@@ -527,23 +553,18 @@ def apply(fn, *args, **kwargs):
 
 
 def _refuse_if_tracked(fn, args, tapes):
+    _refuse_if_watched(registry.primitive_name(fn), args, tapes)
+
+
+def _refuse_if_watched(name, args, tapes):
     for tape in tapes:
         if tape._tracks_any(args):
-            raise LookupError(
-                f"srcdiff has no gradient for {registry.primitive_name(fn)}, which was "
-                "applied to a watched value; use an op with a rule, or register one with "
-                "sd.register_gradient")
+            refuse_without_rule(name)
 
 
 def _apply_untracked(fn, name, args, kwargs):
     """Run a NumPy callable that has no rule; refuse if a watched value flows into it."""
-    tapes = STATE.tapes
-    if tapes:
-        for tape in tapes:
-            if tape._tracks_any(args):
-                raise LookupError(
-                    f"srcdiff has no gradient for {name}, which was applied to a watched "
-                    "value; use an op with a rule, or register one with sd.register_gradient")
+    _refuse_if_watched(name, args, STATE.tapes)
     out = fn(*[_raw(a) for a in args], **{k: _raw(v) for k, v in kwargs.items()})
     return _wrap(out)
 

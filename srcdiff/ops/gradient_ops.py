@@ -44,12 +44,14 @@ def custom_gradient(f):
     """Decorate ``f(*x) -> (y, grad_fn)``; tapes use ``grad_fn(dy)`` as y's vjp."""
     @functools.wraps(f)
     def call(*args):
-        saved = STATE.tapes[:]
-        STATE.tapes.clear()  # f's own operations are not recorded
+        # f's operations are recorded, as in TensorFlow, so that a grad_fn using
+        # f's intermediates differentiates under an outer tape; y itself gets
+        # grad_fn as its one rule.
+        STATE.custom_forward += 1
         try:
             y, grad_fn = f(*args)
         finally:
-            STATE.tapes[:] = saved
+            STATE.custom_forward -= 1
         return apply(_CustomCall(_raw(y), grad_fn), *args)
     return call
 

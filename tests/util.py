@@ -1,0 +1,22 @@
+"""Reference derivatives the tape's results are checked against."""
+import numpy as np
+
+
+def numerical_jacobian(f, x, eps=1e-6):
+    """Central finite differences of ``f`` (ndarray -> ndarray) at ``x``, in float64.
+
+    Returns an array of shape ``f(x).shape + x.shape``."""
+    x = np.array(x, dtype=np.float64)
+    out_shape = np.shape(f(x))
+    jac = np.zeros(out_shape + x.shape)
+    for index in np.ndindex(*x.shape):
+        step = np.zeros_like(x)
+        step[index] = eps
+        column = (np.asarray(f(x + step), np.float64) - np.asarray(f(x - step), np.float64))
+        jac[(Ellipsis,) + index] = column / (2 * eps)
+    return jac
+
+
+def numerical_grad(f, x, eps=1e-6):
+    """The gradient of a scalar ``f`` at ``x`` by central finite differences."""
+    return numerical_jacobian(f, x, eps)
