@@ -1,0 +1,172 @@
+"""The compiler's functional API: grad, value_and_grad, vjp, jacobian, adjoint_source.
+
+Each compiles the function's adjoint once per choice of active inputs (see
+``compiler.unit.Cache``) and runs the generated forward and backward passes
+on plain arrays.
+"""
+import functools
+import inspect
+import numbers
+
+import numpy as np
+
+from .compiler.unit import CACHE
+
+
+def _raw(value):
+    """Arrays for Tensors and Variables, so compiled code sees plain NumPy values."""
+    array = getattr(value, "_array", None)
+    return array() if array is not None else value
+
+
+def _is_scalar(value):
+    return isinstance(value, numbers.Number) and not isinstance(value, bool)
+
+
+def _positions(fn, wrt):
+    """``wrt`` (an index, a parameter name, or a tuple of them) as indices, and
+    whether a single gradient (rather than a tuple) is asked for."""
+    params = list(inspect.signature(inspect.unwrap(fn)).parameters)
+    single = not isinstance(wrt, (tuple, list))
+    positions = []
+    for w in ([wrt] if single else wrt):
+        if isinstance(w, str):
+            if w not in params:
+                raise ValueError(f"{fn.__qualname__} has no parameter {w!r}; "
+                                 f"its parameters are {params}")
+            positions.append(params.index(w))
+        elif isinstance(w, int) and -len(params) <= w < len(params):
+            positions.append(w % len(params))
+        else:
+            raise ValueError(f"wrt={w!r} is not a parameter of {fn.__qualname__}, which "
+                             f"takes {params}")
+    return tuple(positions), single
+
+
+def _unit(fn, args, positions):
+    active = tuple(i in positions for i in range(len(args)))
+    return CACHE.get(fn, active, tuple(_is_scalar(a) for a in args))
+
+
+def _prepare(fn, args, positions):
+    args = [_raw(a) for a in args]
+    unit = _unit(fn, args, positions)
+    for i in unit.mutated:
+        args[i] = np.array(args[i])  # the function writes into it: never into the caller's
+    return unit, args
+
+
+def _like(g, arg):
+    """A gradient with its argument's shape and dtype."""
+    if _is_scalar(arg):
+        return float(np.real(g)) if not isinstance(arg, complex) else complex(g)
+    arg = np.asarray(arg)
+    g = np.asarray(g, dtype=arg.dtype if arg.dtype.kind in "fc" else None)
+    return np.broadcast_to(g, arg.shape).copy() if g.shape != arg.shape else g
+
+
+def _scalar_output(fn, y):
+    if np.ndim(y) != 0 and np.size(y) != 1:
+        raise ValueError(f"grad of {fn.__qualname__} needs a scalar output, but it returned "
+                         f"shape {np.shape(y)}; use sd.vjp for a vector-Jacobian product or "
+                         "sd.jacobian for the full Jacobian")
+    return np.ones_like(y)
+
+
+def _as_tuple(grads, count):
+    return grads if count > 1 else (grads,)
+
+
+def value_and_grad(f, wrt=0, verbose=False):
+    """A function returning ``(f(*args), df/d args[wrt])`` through compiled adjoint code."""
+    positions, single = _positions(f, wrt)
+
+    @functools.wraps(f)
+    def value_and_gradient(*args):
+        unit, raw = _prepare(f, args, positions)
+        y, tape = unit.forward(*raw)
+        grads = _as_tuple(unit.backward(tape, _scalar_output(f, y)), len(positions))
+        grads = tuple(_like(g, raw[i]) for g, i in zip(grads, sorted(positions)))
+        by_position = dict(zip(sorted(positions), grads))
+        ordered = tuple(by_position[i] for i in positions)
+        return y, (ordered[0] if single else ordered)
+
+    if verbose:
+        print(adjoint_source(f, wrt))
+    return value_and_gradient
+
+
+def grad(f, wrt=0, verbose=False):
+    """A compiled function returning df/dx for the argument(s) ``wrt`` of scalar ``f``.
+
+    ``wrt`` is an index or a parameter name (one gradient) or a tuple of them
+    (a tuple of gradients).  Each gradient has its argument's shape and dtype."""
+    value_and_gradient = value_and_grad(f, wrt, verbose)
+
+    @functools.wraps(f)
+    def gradient(*args):
+        return value_and_gradient(*args)[1]
+
+    return gradient
+
+
+def vjp(f, *args):
+    """``(f(*args), pullback)``: ``pullback(dy)`` gives the adjoint of every argument."""
+    positions = tuple(i for i, a in enumerate(args) if _differentiable(a))
+    unit, raw = _prepare(f, args, positions)
+    y, tape = unit.forward(*raw)
+
+    def pullback(dy):
+        dy = np.asarray(_raw(dy))
+        if np.shape(dy) != np.shape(y):
+            raise ValueError(f"the cotangent has shape {np.shape(dy)}, but {f.__qualname__} "
+                             f"returned shape {np.shape(y)}")
+        grads = _as_tuple(unit.backward(tape, dy), len(positions)) if positions else ()
+        by_position = dict(zip(positions, grads))
+        return tuple(_like(by_position[i], raw[i]) if i in by_position else None
+                     for i in range(len(raw)))
+
+    return y, pullback
+
+
+def _differentiable(value):
+    value = _raw(value)
+    if _is_scalar(value):
+        return isinstance(value, (float, complex))
+    return np.asarray(value).dtype.kind in "fc"
+
+
+def jacobian(f, wrt=0):
+    """A function returning the Jacobian of ``f`` with respect to ``args[wrt]``:
+    shape ``output.shape + input.shape`` (a tuple of them for a tuple ``wrt``)."""
+    positions, single = _positions(f, wrt)
+
+    @functools.wraps(f)
+    def jac(*args):
+        unit, raw = _prepare(f, args, positions)
+        y, tape = unit.forward(*raw)
+        y = np.asarray(y)
+        order = sorted(positions)
+        rows = []
+        for k in range(y.size):
+            seed = np.zeros(y.size, dtype=y.dtype if y.dtype.kind in "fc" else float)
+            seed[k] = 1
+            rows.append(_as_tuple(unit.backward(tape, seed.reshape(y.shape)), len(order)))
+        results = {}
+        for j, i in enumerate(order):
+            shape = y.shape + np.shape(raw[i])
+            column = [np.broadcast_to(r[j], np.shape(raw[i])) for r in rows]
+            results[i] = np.reshape(np.stack(column) if column else np.zeros(shape), shape)
+        ordered = tuple(results[i] for i in positions)
+        return ordered[0] if single else ordered
+
+    return jac
+
+
+def adjoint_source(f, wrt=0):
+    """The generated forward and backward passes of ``f`` for the argument(s) ``wrt``."""
+    f = getattr(f, "python_function", f)
+    positions, _ = _positions(f, wrt)
+    count = len(inspect.signature(inspect.unwrap(f)).parameters)
+    unit = CACHE.get(f, tuple(i in positions for i in range(count)))
+    return unit.source

@@ -1,0 +1,51 @@
+"""CompileError: Python the compiler cannot transform, pointed at with a caret."""
+
+
+class CompileError(Exception):
+    """Raised for source the compiler cannot differentiate.
+
+    The message names the file, line and column, quotes the source line with a
+    caret under the offending construct, and says what to do instead."""
+
+    def __init__(self, message, filename=None, lineno=None, col=None, line=None, hint=None):
+        self.message = message
+        self.filename = filename
+        self.lineno = lineno
+        self.col = col
+        self.line = line
+        self.hint = hint
+        super().__init__(self._format())
+
+    def _format(self):
+        parts = [self.message]
+        if self.filename is not None and self.lineno is not None:
+            parts.insert(0, f'File "{self.filename}", line {self.lineno}, column {(self.col or 0) + 1}:')
+        if self.line is not None:
+            text = self.line.rstrip()
+            indent = len(text) - len(text.lstrip())
+            parts.append("    " + text.lstrip())
+            parts.append("    " + " " * max((self.col or 0) - indent, 0) + "^")
+        if self.hint:
+            parts.append(self.hint)
+        return "\n".join(parts)
+
+
+class SourceMap:
+    """Where a parsed function came from, to point errors at the user's lines."""
+
+    def __init__(self, filename, first_line, lines, col_offset=0):
+        self.filename = filename
+        self.first_line = first_line  # file line number of the parsed source's line 1
+        self.lines = lines            # the file's lines (1-based access via line())
+        self.col_offset = col_offset  # columns removed by dedenting
+
+    def file_line(self, node):
+        return self.first_line + getattr(node, "lineno", 1) - 1
+
+    def line(self, node):
+        n = self.file_line(node)
+        return self.lines[n - 1] if 0 < n <= len(self.lines) else None
+
+    def error(self, node, message, hint=None):
+        return CompileError(message, self.filename, self.file_line(node),
+                            getattr(node, "col_offset", 0) + self.col_offset, self.line(node), hint)

@@ -1,0 +1,133 @@
+"""Inline derivative rules: a rule's lambda body becomes an expression of the
+generated code, with its parameters replaced by the names at the call site.
+
+The rule table holds the functions; their syntax comes from their source file.
+A lambda is found by the position of its body (Python 3.11 code objects carry
+line and column of every instruction), so several lambdas may share a line.
+"""
+import functools
+import inspect
+import linecache
+import textwrap
+
+import gast
+
+from . import syntax as S
+
+
+class RuleSyntax:
+    """A vjp function's syntax: parameters, defaults, and the returned expression."""
+
+    def __init__(self, fn, params, defaults, vararg, body, argnum):
+        self.fn = fn
+        self.params = params      # positional parameter names after (i,) g, ans
+        self.defaults = defaults  # name -> default expression node
+        self.vararg = vararg      # the *args parameter's name, or None
+        self.body = body          # the expression a call returns
+        self.argnum = argnum      # the parameter holding the input's index, or None
+        self.globals = fn.__globals__
+
+    def globals_used(self):
+        """Free names of the body that the rule's module defines (np, unbroadcast, ...)."""
+        local = set(self.params) | {self.vararg, self.argnum, "g", "ans"}
+        return {n for n in S.loaded_names(self.body) if n not in local}
+
+    def inline(self, i, g, ans, args, kwargs):
+        """The body with ``g``, ``ans``, the inputs and keywords substituted.
+
+        ``args`` are nodes for the primitive's positional inputs; ``kwargs``
+        maps keyword names to nodes."""
+        subs = {"g": g, "ans": ans}
+        if self.argnum is not None:
+            subs[self.argnum] = S.const(i)
+        names = self.params
+        for k, p in enumerate(names):
+            if k < len(args):
+                subs[p] = args[k]
+            elif p in kwargs:
+                subs[p] = kwargs[p]
+            elif p in self.defaults:
+                subs[p] = self.defaults[p]
+            else:
+                raise TypeError(f"rule {self.fn.__qualname__} needs argument {p!r}")
+        if self.vararg is not None:
+            subs[self.vararg] = gast.Tuple(elts=list(args[len(names):]), ctx=gast.Load())
+        for p, default in self.defaults.items():
+            subs.setdefault(p, default)
+        return S.Substitute(subs).visit(S.copy_node(self.body))
+
+
+@functools.lru_cache(maxsize=None)
+def rule_syntax(fn):
+    """The :class:`RuleSyntax` of a vjp function (a lambda or a def)."""
+    argnum_fn = None
+    if isinstance(fn, functools.partial):  # Rule.vjp(i) of an argnum rule
+        argnum_fn = fn.func
+        fn = fn.func
+    node = _find_lambda(fn) or _find_def(fn)
+    if node is None:
+        raise LookupError(f"cannot read the source of the rule {fn!r}")
+    args = node.args
+    names = [a.id for a in args.args]
+    argnum = None
+    if argnum_fn is not None:
+        argnum, names = names[0], names[1:]
+    if names[:2] != ["g", "ans"]:
+        raise LookupError(f"rule {fn.__qualname__} must take (g, ans, ...) first")
+    params = names[2:]
+    defaults = dict(zip([a.id for a in args.args][len(args.args) - len(args.defaults):],
+                        args.defaults))
+    defaults.update({a.id: d for a, d in zip(args.kwonlyargs, args.kw_defaults)
+                     if d is not None})
+    params += [a.id for a in args.kwonlyargs]
+    vararg = args.vararg.id if args.vararg is not None else None
+    return RuleSyntax(fn, params, defaults, vararg, node.body if isinstance(
+        node, gast.Lambda) else _returned(node), argnum)
+
+
+def _find_lambda(fn):
+    code = fn.__code__
+    if code.co_name != "<lambda>":
+        return None
+    positions = [p for p in code.co_positions() if p[0] is not None and p[2] is not None]
+    body_positions = [p for p in positions if p[0] >= code.co_firstlineno]
+    if not body_positions:
+        return None
+    # The first positioned instruction after RESUME lies inside the lambda's body.
+    line, _, col, _ = next((p for p in body_positions if (p[2], p[3]) != (0, 0)),
+                           body_positions[0])
+    tree = _module_tree(code.co_filename)
+    best = None
+    for node in gast.walk(tree):
+        if isinstance(node, gast.Lambda) and _contains(node.body, line, col):
+            if best is None or _contains(best.body, node.body.lineno, node.body.col_offset):
+                best = node
+    return best
+
+
+def _find_def(fn):
+    try:
+        source = textwrap.dedent(inspect.getsource(fn))
+    except (OSError, TypeError):
+        return None
+    node = gast.parse(source).body[0]
+    return node if isinstance(node, gast.FunctionDef) else None
+
+
+def _returned(node):
+    body = [s for s in node.body if not (isinstance(s, gast.Expr)
+                                         and isinstance(s.value, gast.Constant))]
+    if len(body) != 1 or not isinstance(body[0], gast.Return):
+        raise LookupError(f"rule {node.name} must be a single return statement to be inlined")
+    return body[0].value
+
+
+@functools.lru_cache(maxsize=None)
+def _module_tree(filename):
+    return gast.parse("".join(linecache.getlines(filename)))
+
+
+def _contains(node, line, col):
+    start = (node.lineno, node.col_offset)
+    end = (node.end_lineno, node.end_col_offset)
+    return start <= (line, col) < end

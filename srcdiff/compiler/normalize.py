@@ -1,0 +1,594 @@
+"""Normalise a function body so that one reverse pass handles all of it.
+
+Two passes over the gast tree:
+
+1. ``lower_exits``: ``break``, ``continue`` and ``return`` anywhere become flag
+   assignments; the statements after a possible exit are guarded by
+   ``if not <flag>:`` and each loop ends with ``if <broke>: break``.  The
+   backward pass then replays the branches the flags took, like any other.
+2. ``Normalizer``: A-normal form, one primitive operation per assignment with
+   names or constants as operands; ``x += y`` becomes ``x = x + y``; tuple
+   targets are unpacked; methods become NumPy calls (``x.sum()`` is
+   ``np.sum(x)``); every loop becomes ``for i in range(...)``.
+
+Conditions (comparisons, ``and``/``or``/``not``) are kept whole: their value is
+a bool, which never carries a gradient, so they need no adjoint.
+"""
+import gast
+
+from . import syntax as S
+
+# ndarray methods and attributes numeric code uses, as the NumPy functions they are.
+METHODS = {
+    "sum": "sum", "mean": "mean", "max": "max", "min": "min", "prod": "prod", "var": "var",
+    "std": "std", "dot": "dot", "copy": "copy", "flatten": "ravel", "ravel": "ravel",
+    "squeeze": "squeeze", "clip": "clip", "cumsum": "cumsum", "argmax": "argmax",
+    "argmin": "argmin", "conj": "conjugate", "conjugate": "conjugate", "trace": "trace",
+    "swapaxes": "swapaxes", "any": "any", "all": "all", "round": "round",
+}
+VARARG_METHODS = {"reshape": "reshape", "transpose": "transpose"}
+ARRAY_ATTRIBUTES = {"T": "transpose", "real": "real", "imag": "imag"}
+STATIC_ATTRIBUTES = {"shape", "ndim", "size", "dtype", "itemsize", "nbytes"}
+
+
+class Names:
+    """Fresh names that collide with nothing in the function."""
+
+    def __init__(self, taken):
+        self.taken = set(taken)
+
+    def fresh(self, hint):
+        hint = hint.strip("_") or "t"
+        if hint not in self.taken:
+            self.taken.add(hint)
+            return hint
+        k = 1
+        while f"{hint}_{k}" in self.taken:
+            k += 1
+        self.taken.add(f"{hint}_{k}")
+        return f"{hint}_{k}"
+
+    def temp(self, hint):
+        """A name for an intermediate value computed for ``hint`` (``h`` -> ``h_1``)."""
+        k = 1
+        while f"{hint}_{k}" in self.taken:
+            k += 1
+        self.taken.add(f"{hint}_{k}")
+        return f"{hint}_{k}"
+
+
+# ---------------------------------------------------------------- exits to flags
+
+class _Loop:
+    def __init__(self, skip, broke):
+        self.skip = skip      # set by continue, break and return: skip the rest of the body
+        self.broke = broke    # set by break and return: leave the loop after this iteration
+        self.used = False
+        self.breaks = False
+
+
+class ExitLowering:
+    """Turn break, continue and return into flags (see the module docstring)."""
+
+    def __init__(self, names, source_map):
+        self.names = names
+        self.source_map = source_map
+        self.returned = None   # flag set by an early return
+        self.retval = None     # the value an early return left
+
+    def lower_function(self, node):
+        body = node.body
+        early = _has_early_return(body)
+        if early:
+            self.returned = self.names.fresh("returned")
+            self.retval = self.names.fresh("result")
+        body = self.lower_block(body, [])
+        if early:
+            body = ([S.assign(self.returned, S.const(False)), S.assign(self.retval, S.const(None))]
+                    + body + [gast.Return(value=S.name(self.retval))])
+        node.body = body
+        return node
+
+    def lower_block(self, stmts, loops):
+        out = []
+        for k, s in enumerate(stmts):
+            exits = _may_exit(s, bool(loops))  # before lowering rewrites the exits away
+            out.extend(self.lower_stmt(s, loops))
+            rest = stmts[k + 1:]
+            if rest and exits:
+                flag = loops[-1].skip if loops else self.returned
+                guarded = self.lower_block(rest, loops)
+                out.append(_copy_location(gast.If(test=S.expr(f"not {flag}"), body=guarded,
+                                                   orelse=[]), rest[0]))
+                break
+        return out
+
+    def lower_stmt(self, s, loops):
+        if isinstance(s, gast.Break):
+            loops[-1].used = loops[-1].breaks = True
+            return [S.assign(loops[-1].skip, S.const(True)),
+                    S.assign(loops[-1].broke, S.const(True))]
+        if isinstance(s, gast.Continue):
+            loops[-1].used = True
+            return [S.assign(loops[-1].skip, S.const(True))]
+        if isinstance(s, gast.Return):
+            if self.returned is None:  # the one final return
+                return [s]
+            value = s.value if s.value is not None else S.const(None)
+            out = [_copy_location(S.assign(self.retval, value), s),
+                   S.assign(self.returned, S.const(True))]
+            for loop in loops:
+                loop.used = loop.breaks = True
+                out += [S.assign(loop.skip, S.const(True)), S.assign(loop.broke, S.const(True))]
+            return out
+        if isinstance(s, gast.If):
+            s.body = self.lower_block(s.body, loops) or [gast.Pass()]
+            s.orelse = self.lower_block(s.orelse, loops)
+            return [s]
+        if isinstance(s, (gast.For, gast.While)):
+            if s.orelse:
+                raise self.source_map.error(s, "a loop's 'else' clause is not supported",
+                                            hint="Use a flag set before 'break' instead.")
+            loop = _Loop(self.names.fresh("skip"), self.names.fresh("broke"))
+            body = self.lower_block(s.body, loops + [loop])
+            if loop.used:
+                body = [S.assign(loop.skip, S.const(False))] + body
+            if loop.breaks:
+                body.append(gast.If(test=S.name(loop.broke), body=[gast.Break()], orelse=[]))
+                s.body = body
+                return [S.assign(loop.broke, S.const(False)), s]
+            s.body = body
+            return [s]
+        return [s]
+
+
+def _copy_location(new, old):
+    return gast.copy_location(new, old) if hasattr(old, "lineno") else new
+
+
+def _has_early_return(body):
+    """Whether a return occurs anywhere but as the body's last top-level statement."""
+    for k, s in enumerate(body):
+        last = k == len(body) - 1
+        if isinstance(s, gast.Return):
+            if not last:
+                return True
+        elif any(isinstance(n, gast.Return) for n in gast.walk(s)):
+            return True
+    return False
+
+
+def _may_exit(s, in_loop):
+    """Whether ``s`` may leave the current block early (at this loop level)."""
+    def visit(node, depth):
+        if isinstance(node, gast.Return):
+            return True
+        if isinstance(node, (gast.Break, gast.Continue)):
+            return depth == 0 and in_loop
+        if isinstance(node, (gast.For, gast.While)):
+            return any(visit(c, depth + 1) for c in node.body)
+        if isinstance(node, (gast.FunctionDef, gast.Lambda)):
+            return False
+        return any(visit(c, depth) for c in gast.iter_child_nodes(node))
+    if isinstance(s, (gast.For, gast.While)):
+        return any(isinstance(n, gast.Return) for n in gast.walk(s))
+    return visit(s, 0)
+
+
+# ---------------------------------------------------------------- A-normal form
+
+class Normalizer:
+    """Rewrite a body into A-normal form (see the module docstring)."""
+
+    def __init__(self, names, source_map, resolve):
+        self.names = names
+        self.source_map = source_map
+        self.resolve = resolve   # expr -> object, KeyError for local names
+        self.out = None
+
+    def block(self, stmts):
+        saved, self.out = self.out, []
+        for s in stmts:
+            self.stmt(s)
+        block, self.out = self.out, saved
+        return block or [gast.Pass()]
+
+    def emit(self, node, like=None):
+        """Append ``node``; new nodes inside it take the location of ``like``."""
+        if like is not None and hasattr(like, "lineno"):
+            for n in gast.walk(node):
+                if isinstance(n, (gast.stmt, gast.expr)) and not hasattr(n, "lineno"):
+                    gast.copy_location(n, like)
+        self.out.append(node)
+
+    # --- statements ---
+    def stmt(self, s):
+        method = getattr(self, "stmt_" + type(s).__name__, None)
+        if method is None:
+            raise self.unsupported(s)
+        method(s)
+
+    def unsupported(self, s):
+        what = {
+            "Try": ("'try' is not supported", "Move the try/except outside the function you "
+                    "differentiate."),
+            "With": ("'with' is not supported", "Move the with-block outside the function."),
+            "Global": ("'global' is not supported: the compiler cannot track writes to module "
+                       "state", "Return the value instead of writing a global."),
+            "Nonlocal": ("'nonlocal' is not supported: the compiler cannot track writes to an "
+                         "enclosing scope", "Return the value instead."),
+            "FunctionDef": ("a nested 'def' is not supported",
+                            "Define the helper at module level; the compiler follows calls."),
+            "ClassDef": ("a nested 'class' is not supported", "Define it at module level."),
+            "Import": ("'import' inside the function is not supported", "Import at module level."),
+            "ImportFrom": ("'import' inside the function is not supported",
+                           "Import at module level."),
+            "Delete": ("'del' is not supported", "Let the name go out of use instead."),
+        }.get(type(s).__name__, (f"'{type(s).__name__}' statements are not supported", None))
+        return self.source_map.error(s, what[0], hint=what[1])
+
+    def stmt_Pass(self, s):
+        pass
+
+    def stmt_Expr(self, s):
+        if isinstance(s.value, (gast.Yield, gast.YieldFrom, gast.Await)):
+            raise self.source_map.error(s, "generators are not supported",
+                                        hint="Return a list or an array instead of yielding.")
+        if isinstance(s.value, gast.Constant):  # docstring
+            return
+        self.emit(s, s)
+
+    def stmt_Assert(self, s):
+        self.emit(s, s)
+
+    def stmt_Raise(self, s):
+        self.emit(s, s)
+
+    def stmt_Break(self, s):
+        self.emit(s, s)
+
+    def stmt_Return(self, s):
+        value = s.value if s.value is not None else S.const(None)
+        if isinstance(value, gast.Tuple):
+            elts = [self.atom(e, "out") for e in value.elts]
+            self.emit(gast.Return(value=gast.Tuple(elts=elts, ctx=gast.Load())), s)
+        elif S.is_atom(value):
+            self.emit(gast.Return(value=value), s)
+        else:
+            # the inner steps become out_1, out_2, ... and the result itself ``out``
+            result = self.simple(value, "out")
+            name = self.names.fresh("out")
+            self.emit(S.assign(name, result), s)
+            self.emit(gast.Return(value=S.name(name)), s)
+
+    def stmt_AugAssign(self, s):
+        target = s.target
+        load = _as_load(target)
+        self.stmt_Assign(gast.copy_location(gast.Assign(
+            targets=[target], value=gast.BinOp(left=load, op=s.op, right=s.value),
+            type_comment=None), s))
+
+    def stmt_AnnAssign(self, s):
+        if s.value is not None:
+            self.stmt_Assign(gast.copy_location(
+                gast.Assign(targets=[s.target], value=s.value, type_comment=None), s))
+
+    def stmt_Assign(self, s):
+        # a = b = v: v once into the last target, then copies into the others
+        self.assign_target(s.targets[-1], s.value, s)
+        for target in s.targets[:-1]:
+            self.assign_target(target, _as_load(s.targets[-1]), s)
+
+    def assign_target(self, target, value, at):
+        if isinstance(target, gast.Name):
+            self.emit(S.assign(target.id, self.simple(value, target.id)), at)
+        elif isinstance(target, (gast.Tuple, gast.List)):
+            if isinstance(value, (gast.Tuple, gast.List)) and len(value.elts) == len(target.elts):
+                # a, b = b, a: evaluate every value before assigning any target
+                parts = [self.atom(v, _hint(t), force_temp=True)
+                         for t, v in zip(target.elts, value.elts)]
+            else:
+                whole = self.atom(value, "_".join(_hint(t) for t in target.elts)[:24])
+                parts = [gast.Subscript(value=whole, slice=S.const(k), ctx=gast.Load())
+                         for k in range(len(target.elts))]
+            for t, part in zip(target.elts, parts):
+                self.assign_target(t, part, at)
+        elif isinstance(target, gast.Subscript):
+            array = target.value
+            if not isinstance(array, gast.Name):
+                raise self.source_map.error(target, "only writes into a named array "
+                                            "(x[i] = v) are supported")
+            index = self.index(target.slice, array.id)
+            v = self.atom(value, array.id)
+            self.emit(S.assign(gast.Subscript(value=S.name(array.id), slice=index,
+                                              ctx=gast.Store()), v), at)
+        elif isinstance(target, gast.Attribute):
+            raise self.source_map.error(target, "assigning to an attribute is not supported",
+                                        hint="Return the value instead.")
+        else:
+            raise self.source_map.error(target, "unsupported assignment target")
+
+    def stmt_If(self, s):
+        test = self.condition(s.test)
+        self.emit(gast.If(test=test, body=self.block(s.body), orelse=self.block(s.orelse)
+                          if s.orelse else []), s)
+
+    def stmt_While(self, s):
+        # while c: body  ->  c = ...; while c: body; c = ...
+        first = self.condition(s.test, "cond")
+        saved, self.out = self.out, []
+        again = self.condition(s.test, first.id if isinstance(first, gast.Name) else "cond")
+        recompute, self.out = self.out, saved
+        if isinstance(first, gast.Name) and isinstance(again, gast.Name) and again.id != first.id:
+            recompute.append(S.assign(first.id, again))
+        body = self.block(s.body)
+        if body == [gast.Pass()]:
+            body = []
+        self.emit(gast.While(test=first, body=body + recompute, orelse=[]), s)
+
+    def stmt_For(self, s):
+        iter_ = s.iter
+        target = s.target
+        call = _range_call(iter_, self.resolve)
+        if call is not None and isinstance(target, gast.Name):
+            bounds = [self.atom(a, "n") for a in call.args]
+            assigned = _assigned_names(s.body)
+            bounds = [self.copy_if_assigned(b, assigned) for b in bounds]
+            loop_range = gast.Call(func=S.name("range"), args=bounds, keywords=[])
+            self.emit(gast.For(target=target, iter=loop_range, body=self.block(s.body),
+                               orelse=[], type_comment=None), s)
+            return
+        # for x in xs / enumerate(xs) / zip(xs, ys): index the sequences instead
+        counter, elements = None, []
+        fn = _call_of(iter_, self.resolve)
+        if fn is enumerate and isinstance(target, gast.Tuple) and len(target.elts) == 2:
+            counter = target.elts[0]
+            sequences = [iter_.args[0]]
+            targets = [target.elts[1]]
+        elif fn is zip and isinstance(target, gast.Tuple):
+            sequences = iter_.args
+            targets = target.elts
+        else:
+            sequences = [iter_]
+            targets = [target]
+        seqs = [self.atom(q, "seq") for q in sequences]
+        if counter is None or not isinstance(counter, gast.Name):
+            index = self.names.fresh("i")
+        else:
+            index = counter.id
+        lengths = [gast.Call(func=S.name("len"), args=[q], keywords=[]) for q in seqs]
+        length = lengths[0] if len(lengths) == 1 else gast.Call(
+            func=S.name("min"), args=lengths, keywords=[])
+        n = self.names.fresh("n")
+        self.emit(S.assign(n, length), s)
+        head = []
+        for t, q in zip(targets, seqs):
+            head.append(gast.copy_location(gast.Assign(
+                targets=[t], value=gast.Subscript(value=q, slice=S.name(index), ctx=gast.Load()),
+                type_comment=None), s))
+        if counter is not None and not isinstance(counter, gast.Name):
+            head.append(gast.Assign(targets=[counter], value=S.name(index), type_comment=None))
+        body = self.block(head + s.body)
+        self.emit(gast.For(target=S.name(index, gast.Store()),
+                           iter=gast.Call(func=S.name("range"), args=[S.name(n)], keywords=[]),
+                           body=body, orelse=[], type_comment=None), s)
+
+    def copy_if_assigned(self, bound, assigned):
+        if isinstance(bound, gast.Name) and bound.id in assigned:
+            fresh = self.names.temp(bound.id)
+            self.emit(S.assign(fresh, bound))
+            return S.name(fresh)
+        return bound
+
+    # --- expressions ---
+    def condition(self, test, hint="cond"):
+        """A name holding the truth value of ``test`` (kept whole: bools have no adjoint)."""
+        if isinstance(test, gast.Name):
+            return test
+        if isinstance(test, gast.Constant):
+            return test
+        if _is_boolean(test):
+            value = self.inactive(test)
+        else:
+            value = self.simple(test, hint)
+        name = self.names.temp(hint) if hint == "cond" else hint
+        self.emit(S.assign(name, value), test)
+        return S.name(name)
+
+    def inactive(self, node):
+        """An expression evaluated as written; only its IfExps are lifted out."""
+        return node
+
+    def atom(self, node, hint, force_temp=False):
+        """A Name or Constant holding the value of ``node``."""
+        if S.is_atom(node) and not force_temp:
+            return node
+        if self.is_static(node) and not force_temp:
+            return node
+        value = self.simple(node, hint)
+        name = self.names.temp(hint)
+        self.emit(S.assign(name, value), node)
+        return S.name(name)
+
+    def is_static(self, node):
+        """A module attribute such as ``np.pi`` or ``np.float32``: a constant here."""
+        if isinstance(node, gast.Attribute):
+            try:
+                obj = self.resolve(node)
+            except KeyError:
+                return False
+            return not callable(obj) or isinstance(obj, type)
+        return False
+
+    def simple(self, node, hint):
+        """One primitive operation on atoms that computes ``node``."""
+        if S.is_atom(node) or self.is_static(node):
+            return node
+        if isinstance(node, gast.BinOp):
+            return gast.BinOp(left=self.atom(node.left, hint), op=node.op,
+                              right=self.atom(node.right, hint))
+        if isinstance(node, gast.UnaryOp):
+            if isinstance(node.op, gast.Not):
+                return self.inactive(node)
+            operand = self.atom(node.operand, hint)
+            if isinstance(node.op, gast.UAdd):
+                return operand
+            if isinstance(operand, gast.Constant) and isinstance(node.op, gast.USub):
+                return S.const(-operand.value)
+            return gast.UnaryOp(op=node.op, operand=operand)
+        if _is_boolean(node):
+            return self.inactive(node)
+        if isinstance(node, gast.Call):
+            return self.call(node, hint)
+        if isinstance(node, gast.Subscript):
+            value = self.atom(node.value, hint)
+            return gast.Subscript(value=value, slice=self.index(node.slice, hint),
+                                  ctx=gast.Load())
+        if isinstance(node, gast.Attribute):
+            return self.attribute(node, hint)
+        if isinstance(node, gast.IfExp):
+            name = self.names.temp(hint)
+            test = self.condition(node.test)
+            saved, self.out = self.out, []
+            self.emit(S.assign(name, self.simple(node.body, hint)), node)
+            body, self.out = self.out, []
+            self.emit(S.assign(name, self.simple(node.orelse, hint)), node)
+            orelse, self.out = self.out, saved
+            self.emit(gast.If(test=test, body=body, orelse=orelse), node)
+            return S.name(name)
+        if isinstance(node, (gast.Tuple, gast.List)):
+            elts = [self.atom(e, hint) for e in node.elts]
+            return type(node)(elts=elts, ctx=gast.Load())
+        if isinstance(node, gast.Lambda):
+            raise self.source_map.error(node, "a lambda is not supported: its body cannot be "
+                                        "differentiated where it is called",
+                                        hint="Define it with 'def' at module level.")
+        if isinstance(node, (gast.ListComp, gast.GeneratorExp, gast.SetComp, gast.DictComp)):
+            raise self.source_map.error(node, "comprehensions are not supported",
+                                        hint="Write the loop out with 'for'.")
+        if isinstance(node, (gast.Yield, gast.YieldFrom)):
+            raise self.source_map.error(node, "generators are not supported",
+                                        hint="Return a list or an array instead of yielding.")
+        if isinstance(node, gast.NamedExpr):
+            raise self.source_map.error(node, "the walrus operator is not supported",
+                                        hint="Assign on a line of its own.")
+        raise self.source_map.error(node, f"'{type(node).__name__}' expressions are not "
+                                    "supported")
+
+    def index(self, node, hint):
+        """An index whose parts are atoms: ``x[i, 1:n]``, ``x[:, None]``."""
+        if isinstance(node, gast.Slice):
+            parts = [None if p is None else self.atom(p, "i") for p in
+                     (node.lower, node.upper, node.step)]
+            return gast.Slice(lower=parts[0], upper=parts[1], step=parts[2])
+        if isinstance(node, gast.Tuple):
+            return gast.Tuple(elts=[self.index(e, hint) for e in node.elts], ctx=gast.Load())
+        if isinstance(node, gast.Constant) or (isinstance(node, gast.Attribute)
+                                               and self.is_static(node)):
+            return node
+        return self.atom(node, "i")
+
+    def attribute(self, node, hint):
+        value = node.value
+        try:
+            self.resolve(node)
+            return node  # a module-level object, e.g. np.newaxis
+        except KeyError:
+            pass
+        if node.attr in STATIC_ATTRIBUTES:
+            return gast.Attribute(value=self.atom(value, hint), attr=node.attr, ctx=gast.Load())
+        if node.attr in ARRAY_ATTRIBUTES:
+            return _np_call(ARRAY_ATTRIBUTES[node.attr], [self.atom(value, hint)], [])
+        return gast.Attribute(value=self.atom(value, hint), attr=node.attr, ctx=gast.Load())
+
+    def call(self, node, hint):
+        func = node.func
+        if any(isinstance(a, gast.Starred) for a in node.args) or any(
+                k.arg is None for k in node.keywords):
+            raise self.source_map.error(node, "calls with *args or **kwargs are not supported",
+                                        hint="Pass the arguments one by one.")
+        if isinstance(func, gast.Attribute) and not self._resolves(func):
+            # a method of a local value: x.sum(axis=0) -> np.sum(x, axis=0)
+            obj = self.atom(func.value, hint)
+            args = [self.call_arg(a, hint) for a in node.args]
+            keywords = [gast.keyword(arg=k.arg, value=self.call_arg(k.value, hint))
+                        for k in node.keywords]
+            if func.attr in METHODS:
+                return _np_call(METHODS[func.attr], [obj] + args, keywords)
+            if func.attr in VARARG_METHODS:
+                if len(args) != 1:
+                    args = [gast.Tuple(elts=args, ctx=gast.Load())] if args else []
+                return _np_call(VARARG_METHODS[func.attr], [obj] + args, keywords)
+            if func.attr == "astype":
+                return gast.Call(func=S.name("cast"), args=[obj] + args, keywords=keywords)
+            if func.attr == "item":
+                return gast.Call(func=S.name("float"), args=[obj], keywords=[])
+            return gast.Call(func=gast.Attribute(value=obj, attr=func.attr, ctx=gast.Load()),
+                             args=args, keywords=keywords)
+        args = [self.call_arg(a, hint) for a in node.args]
+        keywords = [gast.keyword(arg=k.arg, value=self.call_arg(k.value, hint))
+                    for k in node.keywords]
+        if not isinstance(func, (gast.Name, gast.Attribute)):
+            func = self.atom(func, hint)
+        return gast.Call(func=func, args=args, keywords=keywords)
+
+    def call_arg(self, node, hint):
+        if isinstance(node, (gast.List, gast.Tuple)):  # np.stack([a, b]), shapes (2, 3)
+            return type(node)(elts=[self.call_arg(e, hint) for e in node.elts], ctx=gast.Load())
+        if _is_boolean(node):
+            return self.atom(node, "cond")
+        return self.atom(node, hint)
+
+    def _resolves(self, node):
+        try:
+            self.resolve(node)
+            return True
+        except KeyError:
+            return False
+
+
+def _np_call(name, args, keywords):
+    return gast.Call(func=gast.Attribute(value=S.name("np"), attr=name, ctx=gast.Load()),
+                     args=args, keywords=keywords)
+
+
+def _as_load(target):
+    import copy
+    node = copy.deepcopy(target)
+    for n in gast.walk(node):
+        if hasattr(n, "ctx"):
+            n.ctx = gast.Load()
+    return node
+
+
+def _hint(target):
+    return target.id if isinstance(target, gast.Name) else "t"
+
+
+def _is_boolean(node):
+    return (isinstance(node, (gast.Compare, gast.BoolOp))
+            or (isinstance(node, gast.UnaryOp) and isinstance(node.op, gast.Not)))
+
+
+def _call_of(node, resolve):
+    if isinstance(node, gast.Call):
+        try:
+            return resolve(node.func)
+        except KeyError:
+            return None
+    return None
+
+
+def _range_call(node, resolve):
+    if _call_of(node, resolve) is range and not node.keywords and 1 <= len(node.args) <= 3:
+        return node
+    return None
+
+
+def _assigned_names(stmts):
+    names = set()
+    for s in stmts:
+        for n in gast.walk(s):
+            if isinstance(n, gast.Name) and isinstance(n.ctx, gast.Store):
+                names.add(n.id)
+    return names

@@ -1,0 +1,777 @@
+"""The reverse pass: from a normalised function, its forward and backward passes.
+
+The backward pass walks the statements in reverse.  It reads primal values
+from the variables themselves: when a statement overwrites a value that some
+adjoint reads, the forward pass saves the old value first (into a named
+variable outside loops, onto a stack inside them) and the backward pass
+restores it right after that statement's adjoint.  So at every point of the
+backward pass each variable holds the value it had at the matching point of
+the forward pass, and nothing is saved that no adjoint reads.
+
+Adjoint state is tracked statically per name: unset (zero, no variable yet),
+set, or owned (set, and an array nobody else refers to, so it may be updated
+in place).  The first contribution assigns ``dx = ...``, later ones add; a
+branch or loop whose paths disagree materialises zeros where one path has none.
+"""
+import copy
+import operator
+
+import gast
+import numpy as np
+
+from . import syntax as S
+from .analysis import Describer, activity, assignments
+from .inline import rule_syntax
+
+UNSET, SET, OWNED = 0, 1, 2
+
+
+class Plan:
+    """What the forward pass saves for the backward pass."""
+
+    def __init__(self):
+        self.saves = {}       # id(statement) -> ("stack" | "name", variable)
+        self.stacks = []      # stack variables, created at the top of the forward pass
+        self.init_none = []   # names that must exist before their first save
+        self.counters = {}    # id(loop) -> trip-count variable
+        self.counter_stacks = {}  # id(loop) -> stack of trip counts, for nested loops
+        self.loops = set()    # id(loop) of loops the backward pass replays
+        self.calls = {}       # id(statement) -> (compiled unit, tape variable)
+
+
+class Reverser:
+    def __init__(self, parsed, body, wrt, names, refs, compile_call, scalars=()):
+        self.parsed = parsed
+        self.body = body
+        self.wrt = list(wrt)               # active parameters
+        self.names = names
+        self.refs = refs                   # the generated code's namespace
+        self.compile_call = compile_call   # (fn, active mask, scalar mask) -> unit
+        self.describe = Describer(parsed.resolve, parsed.source_map)
+        self.ops = {}
+        for s in assignments(body):
+            if isinstance(s, gast.Assign):
+                self.ops[id(s)] = self.describe(s.value)
+        self.active = activity(body, self.wrt, self.describe) | set(self.wrt)
+        self.scalars = _scalar_names(body, scalars, self.describe)
+        self.ints = _int_names(body)
+        self.adjoints = {}
+        self.plan = Plan()
+        self.order, self.loops_of = _positions(body)
+        self.stacks = {}
+
+    # ------------------------------------------------------------ entry point
+    def run(self):
+        ret = self.body[-1] if self.body and isinstance(self.body[-1], gast.Return) else None
+        if ret is None or ret.value is None:
+            raise self.parsed.source_map.error(self.parsed.node, "the function must end by "
+                                               "returning a value to differentiate")
+        outputs = ret.value.elts if isinstance(ret.value, gast.Tuple) else [ret.value]
+        self.outputs = outputs
+        # A dry run finds the primal values the adjoints read; then plan their saves.
+        self.backward_body(outputs)
+        reads = self.reads
+        self.plan_saves(reads)
+        backward = self.backward_body(outputs)
+        forward = self.forward_body(ret)
+        return forward, backward
+
+    def adjoint(self, name):
+        if name not in self.adjoints:
+            self.adjoints[name] = self.names.fresh("d" + name)
+        return self.adjoints[name]
+
+    # ------------------------------------------------------------ backward
+    def backward_body(self, outputs):
+        self.state = {}
+        self.loop_vars = set()
+        for out in outputs:
+            if isinstance(out, gast.Name) and out.id in self.active:
+                self.state[out.id] = SET
+        self.reads_at = {}  # primal name -> statements whose adjoint code reads it
+        code = self.reverse_block(self.body[:-1])
+        results = []
+        for p in self.wrt:
+            d = self.adjoint(p)
+            if self.state.get(p, UNSET) == UNSET:
+                code.append(S.assign(d, self.zeros(p)))
+            results.append(S.name(d))
+        primal = set(self.parsed.params) | {n.id for s in assignments(self.body)
+                                             for n in gast.walk(s) if isinstance(n, gast.Name)
+                                             and isinstance(n.ctx, gast.Store)}
+        loaded = set()
+        for s in code:
+            loaded |= S.loaded_names(s)
+        self.reads = (loaded & primal) - set(self.adjoints.values())
+        value = results[0] if len(results) == 1 else gast.Tuple(elts=results, ctx=gast.Load())
+        return code, value
+
+    def reverse_block(self, stmts):
+        code = []
+        last_comment = None
+        for s in reversed(stmts):
+            block = self.reverse_stmt(s)
+            if block and _is_comment(block[0]):
+                if block[0].value.value == last_comment:
+                    block = block[1:]  # one comment per source line
+                else:
+                    last_comment = block[0].value.value
+            code.extend(block)
+        return code
+
+    def reverse_stmt(self, s):
+        code = self._reverse_stmt(s)
+        own = code if isinstance(s, gast.Assign) else [c for c in code if not isinstance(
+            c, (gast.If, gast.For))]
+        if isinstance(s, (gast.If, gast.For)):
+            own = own + [c.test if isinstance(c, gast.If) else c.iter for c in code
+                         if isinstance(c, (gast.If, gast.For))]
+        for node in own:
+            for name in S.loaded_names(node):
+                self.reads_at.setdefault(name, set()).add(id(s))
+        return code
+
+    def _reverse_stmt(self, s):
+        if isinstance(s, gast.Assign):
+            target = s.targets[0]
+            if isinstance(target, gast.Subscript):
+                return self.comment(s, self.reverse_setitem(s, target))
+            return self.comment(s, self.reverse_assign(s, target.id))
+        return self._reverse_compound(s)
+
+    def _reverse_compound(self, s):
+        if isinstance(s, gast.If):
+            return self.reverse_if(s)
+        if isinstance(s, (gast.For, gast.While)):
+            return self.reverse_loop(s)
+        return []
+
+    def comment(self, s, code):
+        """Head an adjoint block with the source line it comes from (not bare restores)."""
+        if not hasattr(s, "lineno") or all(self.is_restore(c) for c in code):
+            return code
+        line = self.parsed.source_map.line(s)
+        number = self.parsed.source_map.file_line(s)
+        text = f"line {number}: {line.strip()}" if line else f"line {number}"
+        return [Comment(text)] + code
+
+    def reverse_assign(self, s, x):
+        op = self.ops[id(s)]
+        save = self.plan.saves.get(id(s))
+        restore = [self.restore(x, save)] if save else []
+        if x not in self.active or self.state.get(x, UNSET) == UNSET:
+            return restore
+        inputs = [a.id for a in op.inputs if isinstance(a, gast.Name)]
+        if op.kind in ("unknown", "pack") and set(inputs) & self.active:
+            raise self.no_rule(s, op)
+        g, ans = S.name(self.adjoint(x)), S.name(x)
+        pre = []
+        self_reference = x in inputs
+        if self_reference and save:
+            # the inputs must see the old value: restore first, keep the new one as ans
+            if self.reads_answer(op):
+                kept = self.names.fresh(x + "_out")
+                pre.append(S.assign(kept, S.name(x)))
+                ans = S.name(kept)
+            pre.append(restore.pop())
+        contributions = self.contributions(s, op, g, ans)
+        owned_before = self.state.get(x) == OWNED
+        self.state[x] = UNSET  # x's old value has its own adjoint, zero so far
+        code = pre
+        late = [(v, c) for v, c in contributions if v == x]
+        for v, c in contributions:
+            if v != x:
+                code += self.contribute(v, c)
+        if late:  # x = f(x, ...): every use of dx above is done
+            total = late[0][1]
+            for _, c in late[1:]:
+                total = gast.BinOp(left=total, op=gast.Add(), right=c)
+            code += self.contribute(x, total)
+        del owned_before
+        return code + restore
+
+    def reads_answer(self, op):
+        if op.kind != "primitive":
+            return op.kind == "call"
+        return any(rule_syntax(op.rule.vjp(i)).body is not None and "ans" in S.loaded_names(
+            rule_syntax(op.rule.vjp(i)).body) for i in range(len(op.inputs))
+            if op.rule.vjp(i) is not None)
+
+    def contributions(self, s, op, g, ans):
+        """(name, adjoint expression) for each active input of the statement."""
+        out = []
+        if op.kind == "copy":
+            (a,) = op.inputs
+            if a.id in self.active:
+                out.append((a.id, g))
+            return out
+        if op.kind == "call":
+            return self.call_contributions(s, op, g)
+        if op.kind != "primitive":
+            return out
+        result_scalar = all(self.is_scalar(a) for a in op.inputs)
+        for i, a in enumerate(op.inputs):
+            names = ([a] if isinstance(a, gast.Name) else [])
+            if not names or a.id not in self.active:
+                continue
+            if op.fn is operator.getitem and i == 1:
+                continue
+            vjp = op.rule.vjp(i)
+            if vjp is None:
+                continue
+            syntax = rule_syntax(vjp)
+            self.refs.bind_globals(syntax)
+            expr = syntax.inline(i, g, ans, op.inputs, op.kwargs)
+            others = [b for k, b in enumerate(op.inputs) if k != i]
+            expr = _simplify(expr, lambda v: self.same_shape(v, a, others, result_scalar))
+            if op.fn is operator.getitem:
+                expr = _Scatter(op.inputs[1], g, expr)
+            out.append((a.id, expr))
+        return out
+
+    def is_scalar(self, node):
+        return isinstance(node, gast.Constant) or (isinstance(node, gast.Name)
+                                                   and node.id in self.scalars)
+
+    def same_shape(self, v, a, others, result_scalar):
+        """Whether ``unbroadcast(e, v)`` is the identity here (no broadcasting into v)."""
+        if not (isinstance(v, gast.Name) and v.id == a.id):
+            return False
+        if self.is_scalar(a) and result_scalar:
+            return True
+        return all(self.is_scalar(b) for b in others)
+
+    def call_contributions(self, s, op, g):
+        unit, tape = self.plan.calls[id(s)] if id(s) in self.plan.calls else self.call_unit(s, op)
+        backward = self.refs.bind(unit.backward, unit.name + "_backward")
+        adjoint = gast.Call(func=backward, args=[S.name(tape), g], keywords=[])
+        active = [a for a in op.inputs if isinstance(a, gast.Name) and a.id in self.active]
+        if len(active) == 1:
+            return [(active[0].id, adjoint)]
+        results = self.names.fresh("d_" + unit.name)
+        self.pending_pre = S.assign(results, adjoint)
+        out = [(a.id, gast.Subscript(value=S.name(results), slice=S.const(k), ctx=gast.Load()))
+               for k, a in enumerate(active)]
+        out[0] = (out[0][0], _Prefixed(self.pending_pre, out[0][1]))
+        return out
+
+    def call_unit(self, s, op):
+        mask = tuple(isinstance(a, gast.Name) and a.id in self.active for a in op.inputs)
+        scalars = tuple(self.is_scalar(a) for a in op.inputs)
+        unit = self.compile_call(op.fn, mask, scalars, s)
+        tape = self.names.fresh(s.targets[0].id + "_tape")
+        self.plan.calls[id(s)] = (unit, tape)
+        return unit, tape
+
+    def contribute(self, v, expr):
+        d = self.adjoint(v)
+        pre = []
+        if isinstance(expr, _Prefixed):
+            pre, expr = [expr.stmt], expr.expr
+        state = self.state.get(v, UNSET)
+        if isinstance(expr, _Scatter):
+            if state == OWNED:  # add into our own array: no full-size temporary per read
+                return pre + [expr.in_place(d, self.is_basic(expr.index))]
+            expr = expr.dense
+        if state == UNSET:
+            # arithmetic makes a fresh array, which later updates may write into
+            self.state[v] = OWNED if isinstance(expr, (gast.BinOp, gast.UnaryOp)) else SET
+            if isinstance(expr, gast.Name) and expr.id == d:
+                return pre  # dx = dx: the variable already holds it
+            return pre + [S.assign(d, expr)]
+        self.state[v] = OWNED
+        return pre + [S.assign(d, gast.BinOp(left=S.name(d), op=gast.Add(), right=expr))]
+
+    def is_basic(self, index):
+        """Whether ``x[index]`` names each element at most once (ints and slices)."""
+        if isinstance(index, gast.Tuple):
+            return all(self.is_basic(e) for e in index.elts)
+        if isinstance(index, gast.Slice):
+            return all(p is None or self.is_basic(p) for p in (index.lower, index.upper,
+                                                               index.step))
+        if isinstance(index, gast.Constant):
+            return index.value is None or isinstance(index.value, int)
+        return isinstance(index, gast.Name) and index.id in self.ints
+
+    def reverse_setitem(self, s, target):
+        x = target.value.id
+        save = self.plan.saves.get(id(s))
+        code = []
+        if x in self.active and self.state.get(x, UNSET) != UNSET:
+            d = self.adjoint(x)
+            index = target.slice
+            v = s.value
+            if isinstance(v, gast.Name) and v.id in self.active:
+                part = gast.Subscript(value=S.name(d), slice=copy.deepcopy(index),
+                                      ctx=gast.Load())
+                expr = part if self.is_scalar(v) and False else gast.Call(
+                    func=self.refs.helper("unbroadcast"), args=[part, S.name(v.id)], keywords=[])
+                code += self.contribute(v.id, expr)
+            # The overwritten elements of the old x reach nothing: their adjoint is zero.
+            if self.state.get(x) != OWNED:
+                code.append(S.assign(d, S.expr(f"{d}.copy()")))
+            zero = gast.Subscript(value=S.name(d), slice=copy.deepcopy(index), ctx=gast.Store())
+            code.append(S.assign(zero, S.const(0)))
+            self.state[x] = OWNED
+        if save:
+            code.append(self.restore_item(target, save))
+        return code
+
+    def is_restore(self, stmt):
+        value = getattr(stmt, "value", None)
+        return isinstance(stmt, gast.Assign) and (
+            (isinstance(value, gast.Name) and value.id.endswith("_old") and
+             value.id in {v for _, v in self.plan.saves.values()})
+            or (isinstance(value, gast.Call) and isinstance(value.func, gast.Attribute)
+                and value.func.attr == "pop"))
+
+    def restore(self, x, save):
+        kind, var = save
+        if kind == "stack":
+            return S.assign(x, S.expr(f"{var}.pop()"))
+        return S.assign(x, S.name(var))
+
+    def restore_item(self, target, save):
+        kind, var = save
+        value = S.expr(f"{var}.pop()") if kind == "stack" else S.name(var)
+        store = gast.Subscript(value=S.name(target.value.id), slice=copy.deepcopy(target.slice),
+                               ctx=gast.Store())
+        return S.assign(store, value)
+
+    def reverse_if(self, s):
+        before = dict(self.state)
+        body = self.reverse_block(s.body)
+        after_body = self.state
+        self.state = dict(before)
+        orelse = self.reverse_block(s.orelse)
+        after_else = self.state
+        merged = {}
+        for name in set(after_body) | set(after_else):
+            a, b = after_body.get(name, UNSET), after_else.get(name, UNSET)
+            if a == UNSET and b != UNSET:
+                body.append(S.assign(self.adjoint(name), self.zeros(name)))
+                a = OWNED
+            elif b == UNSET and a != UNSET:
+                orelse.append(S.assign(self.adjoint(name), self.zeros(name)))
+                b = OWNED
+            if a != UNSET:
+                merged[name] = min(a, b)
+        self.state = merged
+        if not _has_code(body) and not _has_code(orelse):
+            return []
+        return [gast.If(test=copy.deepcopy(s.test), body=body or [gast.Pass()],
+                        orelse=orelse if _has_code(orelse) else [])]
+
+    def reverse_loop(self, s):
+        entry = dict(self.state)
+        head = dict(entry)
+        # The loop-head state must hold on every reversed iteration: iterate to a fixpoint.
+        for _ in range(20):
+            self.state = dict(head)
+            self.reverse_block(s.body)
+            out = self.state
+            new = dict(head)
+            for name, value in out.items():
+                if value != UNSET and head.get(name, UNSET) == UNSET:
+                    new[name] = OWNED  # zeros are made before the loop: owned
+                elif value != UNSET:
+                    new[name] = min(head[name], value) if head[name] != UNSET else value
+            # an adjoint owned at the end of each iteration is worth owning at the start
+            for name, value in out.items():
+                if value == OWNED and new.get(name) == SET:
+                    new[name] = OWNED
+            if new == head:
+                break
+            head = new
+        self.state = dict(head)
+        body = self.reverse_block(s.body)
+        out = self.state
+        for name, value in head.items():
+            if value != UNSET and out.get(name, UNSET) == UNSET:
+                body.append(S.assign(self.adjoint(name), self.zeros(name)))
+            elif value == OWNED and out.get(name) == SET:
+                body.append(S.assign(self.adjoint(name), S.expr(f"{self.adjoint(name)}.copy()")))
+        self.state = head
+        if not _has_code(body):
+            return []
+        self.plan.loops.add(id(s))
+        pre = []
+        for name, value in head.items():
+            before = entry.get(name, UNSET)
+            if value == UNSET:
+                continue
+            if before == UNSET:
+                pre.append(S.assign(self.adjoint(name), self.zeros(name)))
+            elif value == OWNED and before == SET:
+                pre.append(S.assign(self.adjoint(name), S.expr(f"{self.adjoint(name)}.copy()")))
+        counter = self.counter(s)
+        if counter is not None and id(s) in self.plan.counter_stacks:
+            pre.insert(0, S.assign(counter, S.expr(f"{self.plan.counter_stacks[id(s)]}.pop()")))
+        if isinstance(s, gast.For):
+            iterations = copy.deepcopy(s.iter)
+            if counter is not None:
+                iterations = gast.Subscript(value=iterations, slice=gast.Slice(
+                    lower=None, upper=S.name(counter), step=None), ctx=gast.Load())
+            loop = gast.For(target=copy.deepcopy(s.target),
+                            iter=gast.Call(func=S.name("reversed"), args=[iterations],
+                                           keywords=[]),
+                            body=body, orelse=[], type_comment=None)
+        else:
+            loop = gast.For(target=S.name("_", gast.Store()),
+                            iter=gast.Call(func=S.name("range"), args=[S.name(counter)],
+                                           keywords=[]),
+                            body=body, orelse=[], type_comment=None)
+        code = pre + [loop]
+        save = self.plan.saves.get(id(s))
+        if save:
+            code.append(self.restore(s.target.id, save))
+        return code
+
+    def counter(self, s):
+        """The trip-count variable of a loop that needs one (while, or for with break)."""
+        if isinstance(s, gast.For) and not _breaks(s):
+            return None
+        if id(s) not in self.plan.counters:
+            self.plan.counters[id(s)] = self.names.fresh("n_iterations")
+        return self.plan.counters[id(s)]
+
+    def zeros(self, name):
+        if name in self.scalars:
+            return S.const(0.0)
+        return gast.Call(func=S.expr("np.zeros_like"), args=[S.name(name)], keywords=[])
+
+    def no_rule(self, s, op):
+        what = op.name or "this expression"
+        return self.parsed.source_map.error(
+            s, f"cannot differentiate {what}: it has no derivative rule and no Python source",
+            hint="Use a NumPy or srcdiff op that has a rule, or register one with "
+                 "@sd.register_gradient.")
+
+    # ------------------------------------------------------------ saves
+    def needs_restore(self, s, name):
+        """Whether an adjoint reads ``name``'s value from before statement ``s``:
+        a read at or before ``s``, or anywhere in a loop that also contains ``s``."""
+        for r in self.reads_at.get(name, ()):
+            if self.order[r] <= self.order[id(s)] or self.loops_of[r] & self.loops_of[id(s)]:
+                return True
+        return False
+
+    def plan_saves(self, reads):
+        plan = self.plan
+        defined = set(self.parsed.params)
+        possibly = set(self.parsed.params)
+
+        def save_for(s, name, in_loop):
+            if not self.needs_restore(s, name):
+                return
+            if in_loop:
+                if name not in self.stacks:  # one stack per name: pushes and pops nest
+                    self.stacks[name] = self.names.fresh(name + "_stack")
+                    plan.stacks.append(self.stacks[name])
+                if name not in defined and name not in plan.init_none:
+                    plan.init_none.append(name)
+                plan.saves[id(s)] = ("stack", self.stacks[name])
+            elif name in possibly:
+                plan.saves[id(s)] = ("name", self.names.fresh(name + "_old"))
+
+        def walk(stmts, depth, top):
+            for s in stmts:
+                if isinstance(s, gast.Assign):
+                    target = s.targets[0]
+                    if isinstance(target, gast.Subscript):
+                        if target.value.id in reads:
+                            save_for(s, target.value.id, depth > 0)
+                    else:
+                        name = target.id
+                        if name in reads:
+                            save_for(s, name, depth > 0)
+                        possibly.add(name)
+                        if top:
+                            defined.add(name)
+                elif isinstance(s, gast.If):
+                    walk(s.body, depth, False)
+                    walk(s.orelse, depth, False)
+                elif isinstance(s, (gast.For, gast.While)):
+                    if isinstance(s, gast.For) and s.target.id in reads:
+                        save_for(s, s.target.id, depth > 0)
+                        possibly.add(s.target.id)
+                    if id(s) in plan.counters and depth > 0:
+                        plan.counter_stacks[id(s)] = self.names.fresh(
+                            plan.counters[id(s)] + "_stack")
+                    walk(s.body, depth + 1, False)
+
+        walk(self.body, 0, True)
+
+    # ------------------------------------------------------------ forward
+    def forward_body(self, ret):
+        plan = self.plan
+        code = [S.assign(n, S.const(None)) for n in plan.init_none]
+        code += [S.assign(v, gast.List(elts=[], ctx=gast.Load())) for v in plan.stacks]
+        code += [S.assign(v, gast.List(elts=[], ctx=gast.Load()))
+                 for v in plan.counter_stacks.values()]
+        code += self.forward_block(self.body[:-1])
+        saved = sorted(self.reads | {v for v, _ in []})
+        extra = [v for _, v in plan.saves.values()]
+        extra += list(plan.counters.values()) + list(plan.counter_stacks.values())
+        extra += [tape for _, tape in plan.calls.values()]
+        tape = []
+        for name in saved + extra:
+            if name not in tape and (name in self.reads or name in extra):
+                tape.append(name)
+        self.tape_names = tape
+        # a value saved for the backward pass may come from a branch not taken: define it
+        definite = set(self.parsed.params) | {
+            st.targets[0].id for st in self.body if isinstance(st, gast.Assign)
+            and isinstance(st.targets[0], gast.Name)}
+        missing = [n for n in tape if n not in definite and n not in plan.init_none
+                   and n not in plan.stacks and n not in plan.counter_stacks.values()
+                   and n not in {v for k, v in plan.saves.values() if k == "name"}]
+        code = [S.assign(n, S.const(None)) for n in missing] + code
+        tape_value = gast.Tuple(elts=[S.name(n) for n in self.tape_names], ctx=gast.Load())
+        result = copy.deepcopy(ret.value)
+        code.append(gast.Return(value=gast.Tuple(elts=[result, tape_value], ctx=gast.Load())))
+        return code
+
+    def forward_block(self, stmts):
+        code = []
+        for s in stmts:
+            code.extend(self.forward_stmt(s))
+        return code or [gast.Pass()]
+
+    def forward_stmt(self, s):
+        plan = self.plan
+        save = plan.saves.get(id(s))
+        pre = []
+        if save is not None and isinstance(s, gast.Assign):
+            kind, var = save
+            target = s.targets[0]
+            if isinstance(target, gast.Subscript):
+                value = gast.Call(func=gast.Attribute(value=gast.Subscript(
+                    value=S.name(target.value.id), slice=copy.deepcopy(target.slice),
+                    ctx=gast.Load()), attr="copy", ctx=gast.Load()), args=[], keywords=[])
+            else:
+                value = S.name(target.id)
+            pre.append(_save(kind, var, value))
+        if isinstance(s, gast.Assign):
+            stmt = copy.deepcopy(s)
+            op = self.ops.get(id(s))
+            if id(s) in plan.calls:
+                unit, tape = plan.calls[id(s)]
+                forward = self.refs.bind(unit.forward, unit.name + "_forward")
+                stmt.value.func = forward
+                stmt.targets = [gast.Tuple(elts=[copy.deepcopy(s.targets[0]),
+                                                 S.name(tape, gast.Store())], ctx=gast.Store())]
+            elif isinstance(stmt.value, gast.Call):
+                stmt.value.func = self.refs.callable_expr(stmt.value.func, op)
+            return pre + [stmt]
+        if isinstance(s, gast.If):
+            return [gast.If(test=copy.deepcopy(s.test), body=self.forward_block(s.body),
+                            orelse=self.forward_block(s.orelse) if s.orelse else [])]
+        if isinstance(s, (gast.For, gast.While)):
+            counter = plan.counters.get(id(s)) if id(s) in plan.loops else None
+            body = self.forward_block(s.body)
+            if body == [gast.Pass()]:
+                body = []
+            code = []
+            if save is not None:
+                code.append(_save(save[0], save[1], S.name(s.target.id)))
+            if counter is not None:
+                code.append(S.assign(counter, S.const(0)))
+                body = [S.stmt(f"{counter} += 1")] + body
+            loop = copy.copy(s)
+            loop.body = body or [gast.Pass()]
+            code.append(loop)
+            if counter is not None and id(s) in plan.counter_stacks:
+                code.append(S.stmt(f"{plan.counter_stacks[id(s)]}.append({counter})"))
+            return code
+        return [copy.deepcopy(s)]
+
+
+def Comment(text):
+    """A marker statement that code generation turns into a ``#`` comment line."""
+    return gast.Expr(value=S.const("\0comment\0" + text))
+
+
+def _is_comment(s):
+    return (isinstance(s, gast.Expr) and isinstance(s.value, gast.Constant)
+            and isinstance(s.value.value, str) and s.value.value.startswith("\0comment\0"))
+
+
+class _Scatter:
+    """The adjoint of ``x[index]``: added in place when ``dx`` is an array of our own."""
+
+    def __init__(self, index, g, dense):
+        self.index = index
+        self.g = g
+        self.dense = dense  # the rule's expression: a new array
+
+    def in_place(self, d, basic):
+        target = gast.Subscript(value=S.name(d), slice=copy.deepcopy(self.index),
+                                ctx=gast.Store())
+        if basic:
+            return gast.AugAssign(target=target, op=gast.Add(), value=copy.deepcopy(self.g))
+        return gast.Expr(value=gast.Call(func=S.expr("np.add.at"), args=[
+            S.name(d), copy.deepcopy(self.index), copy.deepcopy(self.g)], keywords=[]))
+
+
+class _Prefixed:
+    """An adjoint expression that needs one statement run before it."""
+
+    def __init__(self, stmt, expr):
+        self.stmt = stmt
+        self.expr = expr
+
+
+def _save(kind, var, value):
+    if kind == "stack":
+        return gast.Expr(value=gast.Call(func=gast.Attribute(value=S.name(var), attr="append",
+                                                             ctx=gast.Load()),
+                                         args=[value], keywords=[]))
+    return S.assign(var, value)
+
+
+def _has_code(stmts):
+    return any(not isinstance(s, gast.Pass) and not _is_comment(s) for s in stmts)
+
+
+def _breaks(loop):
+    for n in gast.walk(loop):
+        if isinstance(n, gast.Break):
+            return True
+    return False
+
+
+def _simplify(expr, same_shape):
+    """Drop ``unbroadcast(e, v)`` where no broadcasting happened; fold constants."""
+    class Simplify(gast.NodeTransformer):
+        def visit_Call(self, node):
+            self.generic_visit(node)
+            if (isinstance(node.func, gast.Name) and node.func.id == "unbroadcast"
+                    and len(node.args) == 2 and same_shape(node.args[1])):
+                return node.args[0]
+            return node
+
+        def visit_BinOp(self, node):
+            self.generic_visit(node)
+            if (isinstance(node.op, gast.Pow) and isinstance(node.right, gast.Constant)
+                    and node.right.value == 1):
+                return node.left
+            if isinstance(node.left, gast.Constant) and isinstance(node.right, gast.Constant):
+                try:
+                    value = eval(compile(gast.gast_to_ast(gast.Expression(body=node)),
+                                         "<fold>", "eval"))
+                except Exception:
+                    return node
+                if isinstance(value, (int, float)) and not isinstance(value, bool):
+                    return S.const(value)
+            return node
+
+    return Simplify().visit(expr)
+
+
+# ---------------------------------------------------------------- kinds of values
+
+_SCALAR_FUNCTIONS = {float, int, len}
+_FULL_REDUCTIONS = {np.sum, np.mean, np.prod, np.max, np.min, np.amax, np.amin, np.var,
+                    np.std, np.linalg.norm, np.vdot}
+
+
+def _scalar_names(body, scalar_params, describe):
+    """Names that always hold a Python number: no broadcasting can happen through them."""
+    import math
+    candidates = set(scalar_params)
+    statements = [s for s in assignments(body) if isinstance(s, gast.Assign)
+                  and isinstance(s.targets[0], gast.Name)]
+    assigned = {}
+    for s in statements:
+        assigned.setdefault(s.targets[0].id, []).append(s)
+    loop_targets = {n.target.id for n in _walk_loops(body) if isinstance(n, gast.For)}
+    candidates |= set(assigned) | loop_targets
+
+    def scalar(node, names):
+        if isinstance(node, gast.Constant):
+            return isinstance(node.value, (int, float)) and not isinstance(node.value, bool)
+        if isinstance(node, gast.Name):
+            return node.id in names
+        if isinstance(node, gast.BinOp):
+            return scalar(node.left, names) and scalar(node.right, names)
+        if isinstance(node, gast.UnaryOp):
+            return scalar(node.operand, names)
+        if isinstance(node, gast.Call):
+            op = describe(node)
+            fn = op.fn
+            if fn in _FULL_REDUCTIONS and "axis" not in op.kwargs and len(op.inputs) == 1:
+                return True
+            return (fn in _SCALAR_FUNCTIONS or getattr(fn, "__module__", None) == "math"
+                    or isinstance(fn, type(math.sin)) and getattr(fn, "__self__", None) is math)
+        return False
+
+    names = set(candidates)
+    changed = True
+    while changed:
+        changed = False
+        for name in list(names):
+            if name in scalar_params or name in loop_targets:
+                continue
+            if not all(scalar(s.value, names) for s in assigned.get(name, [])):
+                names.discard(name)
+                changed = True
+    return names
+
+
+def _positions(body):
+    """Each statement's place in forward order, and the loops that contain it."""
+    order, loops_of = {}, {}
+
+    def walk(stmts, loops):
+        for s in stmts:
+            order[id(s)] = len(order)
+            loops_of[id(s)] = loops
+            if isinstance(s, gast.If):
+                walk(s.body, loops)
+                walk(s.orelse, loops)
+            elif isinstance(s, (gast.For, gast.While)):
+                walk(s.body, loops | {id(s)})
+
+    walk(body, frozenset())
+    return order, loops_of
+
+
+_INT_OPS = (gast.Add, gast.Sub, gast.Mult, gast.FloorDiv, gast.Mod)
+
+
+def _int_names(body):
+    """Names that always hold a Python int: loop counters and arithmetic on them."""
+    loop_targets = {n.target.id for n in _walk_loops(body) if isinstance(n, gast.For)}
+    assigned = {}
+    for s in assignments(body):
+        if isinstance(s, gast.Assign) and isinstance(s.targets[0], gast.Name):
+            assigned.setdefault(s.targets[0].id, []).append(s.value)
+
+    def is_int(node, names):
+        if isinstance(node, gast.Constant):
+            return isinstance(node.value, int) and not isinstance(node.value, bool)
+        if isinstance(node, gast.Name):
+            return node.id in names
+        if isinstance(node, gast.BinOp) and isinstance(node.op, _INT_OPS):
+            return is_int(node.left, names) and is_int(node.right, names)
+        if isinstance(node, gast.Call) and isinstance(node.func, gast.Name):
+            return node.func.id in ("len", "int")
+        return False
+
+    names = (set(assigned) - loop_targets) | loop_targets
+    changed = True
+    while changed:
+        changed = False
+        for name in list(names - loop_targets):
+            if not all(is_int(v, names) for v in assigned.get(name, [])):
+                names.discard(name)
+                changed = True
+    return names - {n for n in loop_targets if n in assigned}
+
+
+def _walk_loops(body):
+    for s in body:
+        for n in gast.walk(s):
+            if isinstance(n, (gast.For, gast.While)):
+                yield n

@@ -1,0 +1,184 @@
+"""Compile a function into a forward/backward pair, and cache the result.
+
+A :class:`Unit` is the compiled adjoint of one function for one choice of
+active parameters: ``forward(*args) -> (result, tape)`` computes the function
+and keeps what the backward pass reads; ``backward(tape, dresult)`` returns the
+adjoints of the active parameters.  Both are plain NumPy code.
+"""
+import copy
+import inspect
+import weakref
+
+import gast
+
+from . import syntax as S
+from .codegen import Refs, compile_source, to_source
+from .errors import CompileError
+from .normalize import ExitLowering, Names, Normalizer
+from .parse import parse_function
+from .reverse import Reverser
+
+
+class Unit:
+    __slots__ = ("name", "forward", "backward", "source", "params", "wrt", "fn",
+                 "dependencies", "mutated", "__weakref__")
+
+    def __init__(self, name, forward, backward, source, params, wrt, fn, dependencies,
+                 mutated=()):
+        self.name = name
+        self.forward = forward
+        self.backward = backward
+        self.source = source
+        self.params = params          # all parameter names
+        self.wrt = wrt                # the active ones, in order
+        self.fn = fn
+        self.dependencies = dependencies  # (namespace dict, name, object) the code was built on
+        self.mutated = mutated        # indices of parameters the function writes into
+
+    def is_current(self):
+        """Whether every free name the code was built on still means the same object."""
+        for scope, name, obj in self.dependencies:
+            if scope.get(name, _GONE) is not obj:
+                return False
+        return True
+
+
+_GONE = object()
+
+
+class Cache:
+    """Compiled units, keyed weakly by code object, then by (active mask, scalar mask)."""
+
+    def __init__(self):
+        self.units = weakref.WeakKeyDictionary()
+        self.hits = 0
+        self.misses = 0
+        self.last_miss = None
+        self.in_progress = set()
+
+    def clear(self):
+        self.units = weakref.WeakKeyDictionary()
+        self.hits = self.misses = 0
+        self.last_miss = None
+
+    def get(self, fn, active, scalars=None):
+        """The unit of ``fn`` with ``active`` parameters (a tuple of bools)."""
+        fn = inspect.unwrap(fn)
+        code = fn.__code__
+        scalars = tuple(scalars) if scalars is not None else (False,) * len(active)
+        key = (tuple(active), scalars, id(fn))
+        per_code = self.units.get(code)
+        if per_code is not None:
+            unit = per_code.get(key)
+            if unit is not None:
+                if unit.is_current():
+                    self.hits += 1
+                    return unit
+                reason = "a name the function uses was rebound"
+            else:
+                reason = "first call with these active inputs"
+        else:
+            reason = "first call"
+        self.misses += 1
+        self.last_miss = f"{fn.__qualname__}: {reason}"
+        unit = self.build(fn, key)
+        self.units.setdefault(code, {})[key] = unit
+        return unit
+
+    def build(self, fn, key):
+        active, scalars, _ = key
+        marker = (fn.__code__, active)
+        if marker in self.in_progress:
+            raise CompileError(f"cannot compile the recursive function {fn.__qualname__}",
+                               hint="Write the recursion as a loop.")
+        self.in_progress.add(marker)
+        try:
+            return compile_unit(fn, active, scalars, self)
+        finally:
+            self.in_progress.discard(marker)
+
+
+CACHE = Cache()
+
+
+def prepare(fn):
+    """Parse and normalise ``fn``: (parsed, normalised FunctionDef, Names)."""
+    parsed = parse_function(fn)
+    node = copy.deepcopy(parsed.node)
+    taken = {n.id for n in gast.walk(node) if isinstance(n, gast.Name)}
+    taken |= set(parsed.namespace) & _names_loaded(node)
+    names = Names(taken)
+    ExitLowering(names, parsed.source_map).lower_function(node)
+    node.body = Normalizer(names, parsed.source_map, parsed.resolve).block(node.body)
+    return parsed, node, names
+
+
+def compile_unit(fn, active, scalars, cache):
+    parsed, node, names = prepare(fn)
+    params = parsed.params
+    if len(active) != len(params):
+        raise TypeError(f"{fn.__qualname__} takes {len(params)} arguments, got {len(active)}")
+    wrt = [p for p, a in zip(params, active) if a]
+    scalar_params = {p for p, s in zip(params, scalars) if s}
+    refs = Refs(parsed.namespace)
+
+    def compile_call(callee, mask, callee_scalars, at):
+        try:
+            return cache.get(callee, mask, callee_scalars)
+        except CompileError as exc:
+            if exc.filename is None:
+                raise parsed.source_map.error(at, str(exc)) from None
+            raise
+
+    reverser = Reverser(parsed, node.body, wrt, names, refs, compile_call, scalar_params)
+    forward_code, (backward_code, result) = reverser.run()
+    name = fn.__name__
+    forward = gast.FunctionDef(
+        name=f"{name}_forward", args=copy.deepcopy(node.args), body=forward_code,
+        decorator_list=[], returns=None, type_comment=None, type_params=[])
+    output = reverser.outputs[0]
+    d_out = (reverser.adjoint(output.id) if isinstance(output, gast.Name)
+             else names.fresh("d_out"))
+    tape_names = reverser.tape_names
+    unpack = []
+    if tape_names:
+        target = gast.Tuple(elts=[S.name(n, gast.Store()) for n in tape_names] +
+                            ([] if len(tape_names) > 1 else []), ctx=gast.Store())
+        if len(tape_names) == 1:
+            target = gast.Tuple(elts=[S.name(tape_names[0], gast.Store())], ctx=gast.Store())
+        unpack = [gast.Assign(targets=[target], value=S.name("tape"), type_comment=None)]
+    body = unpack + backward_code + [gast.Return(value=result)]
+    backward = gast.FunctionDef(
+        name=f"{name}_backward",
+        args=gast.arguments(args=[S.name("tape", gast.Param()), S.name(d_out, gast.Param())],
+                            posonlyargs=[], vararg=None, kwonlyargs=[], kw_defaults=[],
+                            kwarg=None, defaults=[]),
+        body=body, decorator_list=[], returns=None, type_comment=None, type_params=[])
+    source = to_source([forward, backward])
+    scope = compile_source(source, {**parsed.namespace, **refs.bound}, fn.__qualname__)
+    dependencies = _dependencies(fn, parsed)
+    written = {n.targets[0].value.id for n in gast.walk(node) if isinstance(n, gast.Assign)
+               and isinstance(n.targets[0], gast.Subscript)}
+    mutated = tuple(i for i, p in enumerate(params) if p in written)
+    return Unit(name, scope[forward.name], scope[backward.name], source, params, wrt, fn,
+                dependencies, mutated)
+
+
+def _names_loaded(node):
+    return {n.id for n in gast.walk(node) if isinstance(n, gast.Name)}
+
+
+def _dependencies(fn, parsed):
+    """The free names the function loads, with the scopes they come from."""
+    loaded = {n.id for n in gast.walk(parsed.node) if isinstance(n, gast.Name)
+              and isinstance(n.ctx, gast.Load)} - set(parsed.params)
+    deps = []
+    cells = {}
+    if fn.__closure__:
+        cells = dict(zip(fn.__code__.co_freevars, fn.__closure__))
+    for name in sorted(loaded):
+        if name in cells:
+            continue  # closure cells are fixed per function object, which keys the cache
+        if name in fn.__globals__:
+            deps.append((fn.__globals__, name, fn.__globals__[name]))
+    return tuple(deps)
