@@ -189,7 +189,7 @@ class GradientTape:
                  parallel_iterations=None, experimental_use_pfor=True):
         """The jacobian of ``target`` with respect to each of ``sources``:
         ``target.shape + source.shape`` for each source."""
-        self._begin_use("jacobian")
+        self._begin_use("jacobian", experimental_use_pfor)
         unconnected = _unconnected(unconnected_gradients)
         flat_sources = _check_sources(sources)
         target = _as_target(target)
@@ -211,7 +211,7 @@ class GradientTape:
                        parallel_iterations=None, experimental_use_pfor=True):
         """Per-example jacobians: ``[b, y..., x...]`` where ``target[i]`` depends only
         on ``source[i]``."""
-        self._begin_use("batch_jacobian")
+        self._begin_use("batch_jacobian", experimental_use_pfor)
         _unconnected(unconnected_gradients)
         target = _as_target(target)
         (source,) = _check_sources([source])
@@ -241,9 +241,14 @@ class GradientTape:
         self._end_use()
         return _finish(result, source, UnconnectedGradients.NONE)
 
-    def _begin_use(self, what):
+    def _begin_use(self, what, use_pfor=True):
         if self._tape is None:
             raise RuntimeError(_NOT_PERSISTENT)
+        if not use_pfor and not self._persistent:
+            # TensorFlow's loop (rather than vectorized) jacobian needs the tape many times.
+            raise RuntimeError("GradientTape must be created with persistent=True to compute "
+                               "the jacobian with eager execution enabled and with "
+                               "experimental_use_pfor set to False.")
         if self._recording:
             if not self._persistent:
                 self._pop_tape()

@@ -517,6 +517,18 @@ def test_reset_forgets_records_and_watches():
     assert tape.gradient(z, x).numpy() == 4.0
 
 
+def test_re_entering_a_tape_continues_its_record():
+    x = f64(2.0)
+    tape = sd.GradientTape()
+    with tape:
+        tape.watch(x)
+        y = x * x
+    unrecorded = y * x
+    with tape:
+        z = y * x
+    assert tape.gradient([z, unrecorded], x).numpy() == 12.0
+
+
 def test_stop_recording_pauses_and_resumes():
     x = f64(3.0)
     with sd.GradientTape() as tape:
@@ -753,3 +765,49 @@ def test_optimizers_apply_sparse_gradients_like_dense_ones(optimizer):
         dense_opt.apply_gradients([(sd.convert_to_tensor(g), dense_table)])
     np.testing.assert_allclose(sparse_table.numpy(), dense_table.numpy())
     assert not np.array_equal(sparse_table.numpy(), np.arange(12.0).reshape(4, 3))
+
+
+# --- models ------------------------------------------------------------------------------
+
+def test_dense_layer_gradients_match_finite_differences():
+    layer = sd.keras.layers.Dense(3, activation="tanh", dtype=sd.float64)
+    inputs = RNG.normal(size=(4, 2))
+    layer(inputs)  # build
+    kernel, bias = layer.trainable_variables
+
+    def loss_of(k, b):
+        return np.sum(np.tanh(inputs @ k + b) ** 2)
+
+    with sd.GradientTape() as tape:
+        loss = sd.reduce_sum(layer(inputs) ** 2)
+    d_kernel, d_bias = tape.gradient(loss, layer.trainable_variables)
+    np.testing.assert_allclose(d_kernel.numpy(),
+                               numerical_grad(lambda k: loss_of(k, bias.numpy()), kernel.numpy()),
+                               rtol=1e-6)
+    np.testing.assert_allclose(d_bias.numpy(),
+                               numerical_grad(lambda b: loss_of(kernel.numpy(), b), bias.numpy()),
+                               rtol=1e-6)
+
+
+def test_dense_layer_builds_on_first_call_and_casts_float_inputs_to_its_dtype():
+    layer = sd.keras.layers.Dense(2, use_bias=False)
+    assert layer.variables == []
+    out = layer(np.ones((1, 3)))  # float64 in, float32 out, as in Keras
+    assert (out.dtype, out.shape) == (np.float32, (1, 2))
+    assert [v.shape for v in layer.variables] == [(3, 2)]
+    with sd.GradientTape() as tape:
+        x = sd.constant(np.ones((1, 3)))
+        tape.watch(x)
+        y = sd.reduce_sum(layer(x))
+    g = tape.gradient(y, x)  # through the cast, back in the input's dtype
+    assert g.dtype == np.float64
+    np.testing.assert_allclose(g.numpy(), layer.kernel.numpy().sum(axis=1)[None], rtol=1e-6)
+
+
+def test_sgd_step_descends_the_gradient():
+    w = sd.Variable([1.0, -2.0])
+    with sd.GradientTape() as tape:
+        loss = sd.reduce_sum(w * w)
+    sd.keras.optimizers.SGD(learning_rate=0.25).apply_gradients(
+        zip(tape.gradient(loss, [w]), [w]))
+    np.testing.assert_array_equal(w.numpy(), [0.5, -1.0])  # w - 0.25 * 2w

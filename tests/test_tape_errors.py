@@ -159,3 +159,19 @@ def test_batch_jacobian_needs_matching_batch_dimensions_of_rank_2_tensors(
         y = sd.ones(target_shape) * sd.reduce_sum(x)
     with pytest.raises(ValueError, match=re.escape(message)):
         tape.batch_jacobian(y, x)
+
+
+@pytest.mark.parametrize("use", ["jacobian", "batch_jacobian"])
+def test_jacobian_without_pfor_on_a_non_persistent_tape_is_runtime_error(use):
+    x = sd.constant([[1.0, 2.0]])
+    with sd.GradientTape() as tape:
+        tape.watch(x)
+        y = x * x
+    with pytest.raises(RuntimeError, match="persistent=True"):
+        getattr(tape, use)(y, x, experimental_use_pfor=False)
+    with sd.GradientTape(persistent=True) as tape:
+        tape.watch(x)
+        y = x * x
+    np.testing.assert_array_equal(
+        getattr(tape, use)(y, x, experimental_use_pfor=False).numpy().reshape(2, 2),
+        [[2.0, 0.0], [0.0, 4.0]])

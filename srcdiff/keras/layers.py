@@ -3,16 +3,17 @@ import numpy as np
 
 from .. import nn
 from ..ops.linalg_ops import matmul
-from ..tensor import Variable, convert_to_tensor
+from ..tensor import Variable, cast, convert_to_tensor
 
 _ACTIVATIONS = {None: None, "linear": None, "relu": nn.relu, "sigmoid": nn.sigmoid,
                 "tanh": nn.tanh, "softmax": nn.softmax, "softplus": nn.softplus}
 
 
 class Layer:
-    def __init__(self):
+    def __init__(self, dtype=None):
         self._variables = []
         self.built = False
+        self.dtype = np.dtype(dtype or "float32")
 
     @property
     def variables(self):
@@ -33,6 +34,8 @@ class Layer:
 
     def __call__(self, inputs):
         inputs = convert_to_tensor(inputs)
+        if inputs.dtype.kind == "f" and inputs.dtype != self.dtype:
+            inputs = cast(inputs, self.dtype)  # Keras casts float inputs to the layer's dtype
         if not self.built:
             self.build(inputs.shape)
             self.built = True
@@ -42,8 +45,8 @@ class Layer:
 class Dense(Layer):
     """``activation(inputs @ kernel + bias)``, with Glorot-uniform kernel and zero bias."""
 
-    def __init__(self, units, activation=None, use_bias=True, seed=None, **kwargs):
-        super().__init__()
+    def __init__(self, units, activation=None, use_bias=True, seed=None, dtype=None, **kwargs):
+        super().__init__(dtype)
         self.units = int(units)
         self.activation = _ACTIVATIONS[activation] if not callable(activation) else activation
         self.use_bias = use_bias
@@ -53,10 +56,10 @@ class Dense(Layer):
     def build(self, input_shape):
         fan_in = int(input_shape[-1])
         limit = np.sqrt(6.0 / (fan_in + self.units))
-        kernel = self._rng.uniform(-limit, limit, (fan_in, self.units)).astype(np.float32)
+        kernel = self._rng.uniform(-limit, limit, (fan_in, self.units)).astype(self.dtype)
         self.kernel = self.add_weight("kernel", kernel)
         if self.use_bias:
-            self.bias = self.add_weight("bias", np.zeros(self.units, np.float32))
+            self.bias = self.add_weight("bias", np.zeros(self.units, self.dtype))
 
     def call(self, inputs):
         out = matmul(inputs, self.kernel)
