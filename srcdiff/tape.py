@@ -1,8 +1,8 @@
 """GradientTape: records operations on watched values and walks them backwards.
 
-A record is ``(rule, args, kwargs, out)``: the primitive's rule, the values it
-was applied to, and the Tensor it produced.  The backward walk visits the
-records in reverse and calls each input's vjp.  When another tape is recording
+A record is ``(rule, args, raw, kwargs, out)``: the primitive's rule, the values
+it was applied to and the arrays behind them, and the Tensor it produced.  The
+backward walk visits the records in reverse and calls each input's vjp.  When another tape is recording
 at that moment the vjps run on the Tensors themselves, so the gradient
 computation is recorded in turn: that is how nested tapes give higher
 derivatives.  Otherwise they run on the raw arrays, which is the fast path.
@@ -40,13 +40,24 @@ _NOT_PERSISTENT = ("A non-persistent GradientTape can only be used to compute on
 class _Records:
     """What one tape holds: the records and the ids of values they can reach."""
 
-    __slots__ = ("records", "tracked", "watched", "variables")
+    __slots__ = ("records", "tracked", "watched", "variables", "complex")
 
     def __init__(self):
         self.records = []
         self.tracked = set()   # ids of watched values and of results computed from them
         self.watched = []      # keeps watched Tensors alive, so their ids stay theirs
         self.variables = {}    # watched Variables by construction order
+        # Whether a complex value was watched or recorded: only then does the
+        # backward walk check each adjoint for TensorFlow's conjugation.
+        self.complex = False
+
+    def add(self, record):
+        """Keep ``record``: its result, the last item, is now tracked."""
+        out = record[-1]
+        self.records.append(record)
+        self.tracked.add(id(out))
+        if out._value.dtype.kind == "c":
+            self.complex = True
 
 
 class GradientTape:
@@ -114,6 +125,7 @@ class GradientTape:
                 if _differentiable(t, "watched"):
                     self._tape.tracked.add(id(t))
                     self._tape.watched.append(t)
+                    self._tape.complex |= t.dtype.kind == "c"
             else:
                 raise ValueError(f"Passed in object {t!r} of type {type(t).__name__!r}, "
                                  "not tf.Tensor or tf.Variable or ExtensionType.")
@@ -130,7 +142,7 @@ class GradientTape:
         return tuple(v for _, v in sorted(self._tape.variables.items()))
 
     # --- called by srcdiff.tensor while this tape records ---
-    def _record(self, fn, args, kwargs, out):
+    def _record(self, fn, args, raw, kwargs, out):
         tracked = self._tape.tracked
         for a in args:
             if id(a) in tracked:
@@ -142,8 +154,7 @@ class GradientTape:
             if not is_nondifferentiable(fn):
                 refuse_without_rule(primitive_name(fn))
             return
-        self._tape.records.append((rule, args, kwargs, out))
-        tracked.add(id(out))
+        self._tape.add((rule, args, raw, kwargs, out))
 
     def _read_variable(self, variable, snapshot):
         tape = self._tape
@@ -151,8 +162,7 @@ class GradientTape:
                 and id(variable) not in tape.tracked):
             self._watch_variable(variable)
         if id(variable) in tape.tracked:
-            tape.records.append((_READ, (variable,), {}, snapshot))
-            tape.tracked.add(id(snapshot))
+            tape.add((_READ, (variable,), (snapshot._value,), {}, snapshot))
 
     def _tracks_any(self, values):
         tracked = self._tape.tracked
@@ -274,54 +284,65 @@ class GradientTape:
 
     def _backprop(self, targets, sources, output_gradients):
         """The adjoints of ``sources`` (None where unconnected), one backward walk."""
-        records = self._tape.records
-        count = len(records)  # a persistent tape may record the walk itself: stop here
+        tape = self._tape
+        count = len(tape.records)  # a persistent tape may record the walk itself: stop here
         traced = bool(STATE.tapes)  # another tape records: run the rules on Tensors
         source_ids = {id(s) for s in sources}
-
-        # Forward over the records: which values depend on a source at all.
-        reaches = set(source_ids)
-        for k in range(count):
-            for a in records[k][1]:
-                if id(a) in reaches:
-                    reaches.add(id(records[k][3]))
-                    break
+        reaches = self._depending_on(source_ids, count)
 
         grads = {}
         for t, g in zip(targets, output_gradients):
-            if id(t) not in reaches:
-                continue
-            g = _seed(t, g, traced)
-            _accumulate(grads, id(t), g)
+            if id(t) in reaches:
+                _accumulate(grads, id(t), _seed(t, g, traced))
+        if not grads:
+            return [None] * len(sources)
 
-        complex_walk = any(np.iscomplexobj(_raw(r[3])) for r in records[:count]) if grads else False
-        for k in range(count - 1, -1, -1):
-            rule, args, kwargs, out = records[k]
+        conjugating = tape.complex
+        get, pop = grads.get, grads.pop
+        for rule, args, raw, kwargs, out in reversed(tape.records[:count]):
             key = id(out)
-            if key not in reaches:
-                continue
-            g = grads.get(key) if key in source_ids else grads.pop(key, None)
+            # Only what reaches a source has an adjoint: ``key`` not in ``reaches`` finds None.
+            g = get(key) if key in source_ids else pop(key, None)
             if g is None:
                 continue
             if type(g) is IndexedSlices and rule is not _READ:
                 g = g.dense()
-            if traced:
-                values, ans = args, out
-            else:
-                values = [a._value if type(a) is Tensor else _raw(a) for a in args]
-                ans = out._value
+            values, ans = (args, out) if traced else (raw, out._value)
             for i, a in enumerate(args):
-                if id(a) not in reaches:
+                key = id(a)
+                if key not in reaches:
                     continue
                 vjp = rule.vjp(i)
                 if vjp is None:
                     continue
-                if complex_walk and (np.iscomplexobj(_raw(g)) or np.iscomplexobj(_raw(values[i]))):
+                if conjugating and _is_complex(g, values[i]):
                     d = _conjugate_vjp(vjp, g, ans, values, kwargs, values[i])
                 else:
                     d = vjp(g, ans, *values, **kwargs)
-                _accumulate(grads, id(a), d)
-        return [grads.get(id(s)) for s in sources]
+                previous = get(key)  # _accumulate, inlined: this is the hottest loop
+                grads[key] = d if previous is None else previous + d
+        return [get(id(s)) for s in sources]
+
+    def _depending_on(self, source_ids, count):
+        """The ids of the sources and of the values the first ``count`` records
+        computed from them: the walk computes adjoints for these only."""
+        tape = self._tape
+        if (all(id(t) in source_ids for t in tape.watched)
+                and all(id(v) in source_ids for v in tape.variables.values())):
+            # Every watched value is a source, and everything tracked was computed
+            # from a watched value: no need to follow the records.
+            return tape.tracked | source_ids
+        reaches = set(source_ids)
+        for record in tape.records[:count]:
+            for a in record[1]:
+                if id(a) in reaches:
+                    reaches.add(id(record[-1]))
+                    break
+        return reaches
+
+
+def _is_complex(g, value):
+    return np.iscomplexobj(_raw(g)) or np.iscomplexobj(_raw(value))
 
 
 def _conjugate_vjp(vjp, g, ans, values, kwargs, value):

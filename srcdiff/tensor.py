@@ -532,8 +532,9 @@ def apply(fn, *args, **kwargs):
 
     When a tape is recording, reads of Variables are taken first (so the
     record keeps the value read), and the call is offered to every tape."""
+    # This runs once per operation: every check here is the cheapest that is exact.
     tapes = STATE.tapes
-    if tapes and any(isinstance(a, Variable) for a in args):
+    if tapes and any(map(_is_variable, args)):
         args = tuple(a.read_value() if isinstance(a, Variable) else a for a in args)
     raw = [a._value if type(a) is Tensor else _raw(a) for a in args]
     if kwargs:
@@ -547,9 +548,13 @@ def apply(fn, *args, **kwargs):
         return out
     result = Tensor(out)
     if tapes and out.dtype.kind in "fc":
-        for tape in tapes:
-            tape._record(fn, args, kwargs, result)
+        for tape in tapes:  # the tape keeps ``raw`` too: its backward walk reads arrays
+            tape._record(fn, args, raw, kwargs, result)
     return result
+
+
+# ``isinstance(value, Variable)`` as a C-level callable, so ``map`` runs it without frames.
+_is_variable = Variable.__instancecheck__
 
 
 def _refuse_if_tracked(fn, args, tapes):
