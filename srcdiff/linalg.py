@@ -1,3 +1,4 @@
 """``sd.linalg``."""
-from .ops.linalg_ops import det, einsum, inv, matmul, solve, tensordot, trace  # noqa: F401
+from .ops.linalg_ops import (det, diag_part, einsum, inv, logdet, matmul,  # noqa: F401
+                             matrix_transpose, slogdet, solve, tensordot, trace)
 from .ops.math_ops import norm  # noqa: F401

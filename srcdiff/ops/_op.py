@@ -6,6 +6,7 @@ inside it are recorded.  Python numbers and lists among the tensor arguments
 are converted first, with TensorFlow's dtype conventions.
 """
 import functools
+import inspect
 
 import numpy as np
 
@@ -13,19 +14,30 @@ from ..tensor import Tensor, _ArrayLike, _as_array, apply, convert_to_tensor
 
 
 def _lift(values):
-    """Tensor arguments as Tensors or arrays: numbers take the dtype of a Tensor among them."""
-    dtype = next((v.dtype for v in values if isinstance(v, _ArrayLike)), None)
+    """Tensor arguments as Tensors or arrays: numbers take the dtype of a Tensor among them
+    (not of a condition: ``where(x > 0, 1.0, x)``).
+
+    None (an argument left out, as in ``where(condition)``) stays None."""
+    if all(type(v) is Tensor for v in values):  # the common case, first: every op call lifts
+        return list(values)
+    dtype = next((v.dtype for v in values if isinstance(v, _ArrayLike) and v.dtype != bool),
+                 None)
     if dtype is None:
-        return [convert_to_tensor(v) for v in values]
-    return [v if isinstance(v, (_ArrayLike, np.ndarray)) else np.asarray(v, dtype)
+        return [v if v is None else convert_to_tensor(v) for v in values]
+    return [v if v is None or isinstance(v, (_ArrayLike, np.ndarray)) else np.asarray(v, dtype)
             for v in values]
 
 
 def op(tensors=1):
     """Make an op of a NumPy function whose first ``tensors`` arguments are tensors."""
     def decorate(numpy_form):
+        signature = inspect.signature(numpy_form)
+
         @functools.wraps(numpy_form)
         def call(*args, **kwargs):
+            if kwargs:  # tensors given by keyword (``reduce_sum(input_tensor=x)``) are lifted too
+                bound = signature.bind(*args, **kwargs)
+                args, kwargs = bound.args, bound.kwargs
             args = _lift(args[:tensors]) + list(args[tensors:])
             out = numpy_form(*args, **kwargs)
             return out if isinstance(out, (Tensor, list, tuple)) else Tensor(np.asarray(out))
@@ -34,11 +46,19 @@ def op(tensors=1):
     return decorate
 
 
-def primitive_op(fn, name, tensors=1):
-    """The op that is exactly one NumPy primitive (``sd.sin`` is ``np.sin``)."""
-    def call(*args, name=None):
-        return apply(fn, *_lift(args[:tensors]), *args[tensors:])
+def primitive_op(fn, name, params=("x",)):
+    """The op that is exactly one NumPy primitive (``sd.sin`` is ``np.sin``), with
+    TensorFlow's parameter names ``params`` (``sd.pow(x=2.0, y=3.0)``)."""
+    signature = inspect.Signature(
+        [inspect.Parameter(p, inspect.Parameter.POSITIONAL_OR_KEYWORD) for p in params]
+        + [inspect.Parameter("name", inspect.Parameter.POSITIONAL_OR_KEYWORD, default=None)])
+
+    def call(*args, **kwargs):
+        if kwargs or len(args) != len(params):
+            args = signature.bind(*args, **kwargs).args[:len(params)]
+        return apply(fn, *_lift(args))
     call.__name__ = call.__qualname__ = name
+    call.__signature__ = signature
     call.__doc__ = f"``{getattr(fn, '__name__', fn)}`` on Tensors, recorded by active tapes."
     call.__numpy__ = fn
     return call

@@ -144,9 +144,12 @@ def range(start, limit=None, delta=1, dtype=None, name=None):  # noqa: A001  (Te
     if limit is None:
         start, limit = 0, start
     values = [_as_array(v) for v in (start, limit, delta)]
-    if dtype is None:
-        dtype = np.result_type(*values)
+    if dtype is None:  # the widest of the arguments' dtypes, as TensorFlow infers it
+        dtype = max((v.dtype for v in values), key=_RANGE_DTYPES.index)
     return Tensor(np.arange(values[0], values[1], values[2]).astype(dtype))
+
+
+_RANGE_DTYPES = [dtypes.int32, dtypes.int64, dtypes.float16, dtypes.float32, dtypes.float64]
 
 
 def linspace(start, stop, num, name=None, axis=0):

@@ -2,6 +2,7 @@
 import numpy as np
 
 from ..rules.helpers import T
+from ..rules.linalg import logabsdet, sign_of_det
 from ._op import op
 
 
@@ -50,3 +51,27 @@ def solve(matrix, rhs, adjoint=False, name=None):
 @op()
 def trace(x, name=None):
     return np.trace(x, axis1=-2, axis2=-1)
+
+
+@op()
+def slogdet(input, name=None):
+    """The sign and the log of the absolute value of the determinant."""
+    return sign_of_det(input), logabsdet(input)
+
+
+@op()
+def logdet(matrix, name=None):
+    """log det of a Hermitian positive definite matrix."""
+    return logabsdet(matrix)
+
+
+@op()
+def diag_part(input, k=0, name=None):
+    """The diagonal of the innermost matrices."""
+    return np.diagonal(input, k, axis1=-2, axis2=-1)
+
+
+@op()
+def matrix_transpose(a, conjugate=False, name=None):
+    """Swap the last two axes."""
+    return np.conjugate(T(a)) if conjugate else T(a)

@@ -1,34 +1,45 @@
 """Elementwise math, reductions and comparisons under TensorFlow's names."""
+import functools
+
 import numpy as np
 
 from ..rules import nn as nn_rules
 from ..rules.reductions import logsumexp, norm as _norm
 from ._op import axis_arg, op, primitive_op
 
-_UNARY = {
-    "negative": np.negative, "abs": np.absolute, "square": np.square, "sqrt": np.sqrt,
-    "exp": np.exp, "log": np.log, "log1p": np.log1p, "expm1": np.expm1, "sin": np.sin,
-    "cos": np.cos, "tan": np.tan, "tanh": np.tanh, "sinh": np.sinh, "cosh": np.cosh,
-    "asin": np.arcsin, "acos": np.arccos, "atan": np.arctan, "asinh": np.arcsinh,
-    "acosh": np.arccosh, "atanh": np.arctanh, "sign": np.sign, "reciprocal": np.reciprocal,
-    "floor": np.floor, "ceil": np.ceil, "round": np.rint, "conj": np.conjugate,
-    "real": np.real, "imag": np.imag, "sigmoid": nn_rules.sigmoid,
-    "softplus": nn_rules.softplus, "is_nan": np.isnan, "is_finite": np.isfinite,
-    "is_inf": np.isinf, "logical_not": np.logical_not,
-}
-_BINARY = {
-    "add": np.add, "subtract": np.subtract, "multiply": np.multiply, "divide": np.true_divide,
-    "truediv": np.true_divide, "pow": np.power, "maximum": np.maximum, "minimum": np.minimum,
-    "floordiv": np.floor_divide, "floormod": np.remainder, "mod": np.remainder,
-    "atan2": np.arctan2, "equal": np.equal, "not_equal": np.not_equal, "greater": np.greater,
-    "greater_equal": np.greater_equal, "less": np.less, "less_equal": np.less_equal,
-    "logical_and": np.logical_and, "logical_or": np.logical_or, "logical_xor": np.logical_xor,
-    "squared_difference": None,
+# TensorFlow's name -> (the NumPy primitive, TensorFlow's parameter names).
+_PRIMITIVES = {
+    **{name: (fn, ("x",)) for name, fn in {
+        "negative": np.negative, "abs": np.absolute, "square": np.square, "sqrt": np.sqrt,
+        "exp": np.exp, "log": np.log, "log1p": np.log1p, "expm1": np.expm1, "sin": np.sin,
+        "cos": np.cos, "tan": np.tan, "tanh": np.tanh, "sinh": np.sinh, "cosh": np.cosh,
+        "asin": np.arcsin, "acos": np.arccos, "atan": np.arctan, "asinh": np.arcsinh,
+        "acosh": np.arccosh, "atanh": np.arctanh, "sign": np.sign, "reciprocal": np.reciprocal,
+        "floor": np.floor, "ceil": np.ceil, "round": np.rint, "conj": np.conjugate,
+        "sigmoid": nn_rules.sigmoid, "is_nan": np.isnan, "is_finite": np.isfinite,
+        "is_inf": np.isinf, "logical_not": np.logical_not}.items()},
+    **{name: (fn, ("x", "y")) for name, fn in {
+        "add": np.add, "subtract": np.subtract, "multiply": np.multiply,
+        "divide": np.true_divide, "truediv": np.true_divide, "pow": np.power,
+        "maximum": np.maximum, "minimum": np.minimum, "floordiv": np.floor_divide,
+        "floormod": np.remainder, "mod": np.remainder, "equal": np.equal,
+        "not_equal": np.not_equal, "greater": np.greater, "greater_equal": np.greater_equal,
+        "less": np.less, "less_equal": np.less_equal, "logical_and": np.logical_and,
+        "logical_or": np.logical_or, "logical_xor": np.logical_xor}.items()},
+    "real": (np.real, ("input",)),
+    "imag": (np.imag, ("input",)),
+    "softplus": (nn_rules.softplus, ("features",)),
+    "atan2": (np.arctan2, ("y", "x")),
 }
 
-globals().update({name: primitive_op(fn, name) for name, fn in _UNARY.items()})
-globals().update({name: primitive_op(fn, name, tensors=2)
-                  for name, fn in _BINARY.items() if fn is not None})
+globals().update({name: primitive_op(fn, name, params)
+                  for name, (fn, params) in _PRIMITIVES.items()})
+
+
+def _int_dtype(x):
+    """TensorFlow keeps an integer tensor's dtype through sums and means (NumPy widens)."""
+    dtype = np.result_type(x)
+    return dtype if dtype.kind in "iu" else None
 
 
 @op(tensors=2)
@@ -48,19 +59,24 @@ def clip_by_value(t, clip_value_min, clip_value_max, name=None):
 
 @op(tensors=3)
 def where(condition, x=None, y=None, name=None):
+    """``x`` where ``condition`` holds, else ``y``; without them, the indices where it holds."""
     if x is None and y is None:
         return np.argwhere(condition).astype(np.int64)
+    if x is None or y is None:
+        raise ValueError("x and y must both be non-None or both be None.")
     return np.where(condition, x, y)
 
 
 @op()
 def reduce_sum(input_tensor, axis=None, keepdims=False, name=None):
-    return np.sum(input_tensor, axis=axis_arg(axis), keepdims=keepdims)
+    return np.sum(input_tensor, axis=axis_arg(axis), keepdims=keepdims,
+                  dtype=_int_dtype(input_tensor))
 
 
 @op()
 def reduce_mean(input_tensor, axis=None, keepdims=False, name=None):
-    return np.mean(input_tensor, axis=axis_arg(axis), keepdims=keepdims)
+    return np.mean(input_tensor, axis=axis_arg(axis), keepdims=keepdims,
+                   dtype=_int_dtype(input_tensor))
 
 
 @op()
@@ -75,7 +91,8 @@ def reduce_min(input_tensor, axis=None, keepdims=False, name=None):
 
 @op()
 def reduce_prod(input_tensor, axis=None, keepdims=False, name=None):
-    return np.prod(input_tensor, axis=axis_arg(axis), keepdims=keepdims)
+    return np.prod(input_tensor, axis=axis_arg(axis), keepdims=keepdims,
+                   dtype=_int_dtype(input_tensor))
 
 
 @op()
@@ -105,9 +122,25 @@ def reduce_all(input_tensor, axis=None, keepdims=False, name=None):
 
 @op()
 def norm(tensor, ord="euclidean", axis=None, keepdims=None, name=None):
-    if ord not in ("euclidean", "fro", 2, 2.0, None):
-        raise NotImplementedError(f"srcdiff's norm supports the Euclidean norm, not ord={ord!r}")
-    return _norm(tensor, axis=axis_arg(axis), keepdims=bool(keepdims))
+    """TensorFlow's norm: of the whole tensor as a vector (``axis=None``), of vectors
+    along an ``axis``, or of matrices over a 2-tuple ``axis``."""
+    axis, keepdims = axis_arg(axis), bool(keepdims)
+    matrix = isinstance(axis, tuple) and len(axis) == 2
+    if ord == "euclidean" or ord == "fro" and matrix or ord == 2 and not matrix:
+        return _norm(tensor, axis=axis, keepdims=keepdims)
+    if matrix:
+        if ord not in (1, np.inf):
+            raise NotImplementedError(f"srcdiff's matrix norms are 'fro', 1 and inf, not {ord!r}")
+        # The largest absolute column sum (ord=1) or row sum (ord=inf).
+        summed, largest = axis if ord == 1 else axis[::-1]
+        out = np.max(np.sum(np.abs(tensor), axis=summed, keepdims=True),
+                     axis=largest, keepdims=True)
+        return out if keepdims else np.squeeze(out, axis=axis)
+    if isinstance(ord, str) or not ord > 0:
+        raise ValueError(f"'ord' must be a supported vector norm, got {ord}.")
+    if ord == np.inf:
+        return np.max(np.abs(tensor), axis=axis, keepdims=keepdims)
+    return np.sum(np.abs(tensor) ** ord, axis=axis, keepdims=keepdims) ** (1 / ord)
 
 
 @op()
@@ -125,15 +158,13 @@ def cumsum(x, axis=0, name=None):
     return np.cumsum(x, axis=int(axis))
 
 
-@op()
+@op(tensors=0)
 def add_n(inputs, name=None):
-    total = inputs[0]
-    for x in inputs[1:]:
-        total = total + x
-    return total
+    """The sum of a list of tensors of one shape."""
+    return functools.reduce(np.add, inputs)
 
 __all__ = sorted(
-    [name for name, fn in {**_UNARY, **_BINARY}.items()] +
+    list(_PRIMITIVES) +
     ["squared_difference", "rsqrt", "clip_by_value", "where", "reduce_sum", "reduce_mean",
      "reduce_max", "reduce_min", "reduce_prod", "reduce_variance", "reduce_std",
      "reduce_logsumexp", "reduce_any", "reduce_all", "norm", "argmax", "argmin", "cumsum",

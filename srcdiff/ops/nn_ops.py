@@ -4,10 +4,10 @@ import numpy as np
 from ..rules import nn as rules
 from ._op import op, primitive_op
 
-relu = primitive_op(rules.relu, "relu")
+relu = primitive_op(rules.relu, "relu", ("features",))
 sigmoid = primitive_op(rules.sigmoid, "sigmoid")
 tanh = primitive_op(np.tanh, "tanh")
-softplus = primitive_op(rules.softplus, "softplus")
+softplus = primitive_op(rules.softplus, "softplus", ("features",))
 
 
 @op()

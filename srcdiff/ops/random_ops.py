@@ -23,9 +23,11 @@ def normal(shape, mean=0.0, stddev=1.0, dtype=dtypes.float32, seed=None, name=No
 
 
 def uniform(shape, minval=0, maxval=None, dtype=dtypes.float32, seed=None, name=None):
-    if maxval is None:
-        maxval = 1
     dtype = np.dtype(dtype)
+    if maxval is None:
+        if dtype.kind in "iu":
+            raise ValueError(f"Must specify maxval for integer dtype {dtype.name}")
+        maxval = 1
     if dtype.kind in "iu":
         return Tensor(_rng(seed).integers(minval, maxval, _shape(shape)).astype(dtype))
     return Tensor(_rng(seed).uniform(minval, maxval, _shape(shape)).astype(dtype))

@@ -3,9 +3,9 @@ import operator
 
 import numpy as np
 
-from .helpers import (clip_passes, concat_adjoint, diagonal_adjoint, inverse_permutation, pad_adjoint,
-                      repeat_adjoint, stack_adjoint, take_adjoint, take_along_axis_adjoint,
-                      tile_adjoint, unbroadcast, unindex, where_zero)
+from .helpers import (clip_passes, concat_adjoint, diagonal_adjoint, inverse_permutation,
+                      pad_adjoint, repeat_adjoint, stack_adjoint, take_adjoint,
+                      take_along_axis_adjoint, tile_adjoint, unbroadcast, unindex, where_zero)
 from .registry import defexpansion, defvjp, defvjp_argnum, nondifferentiable, primitive
 
 for _f in (np.reshape, np.ravel, np.squeeze, np.expand_dims,
@@ -35,8 +35,10 @@ defvjp(np.sort,
 defvjp(np.repeat, lambda g, ans, x, repeats, axis=None: repeat_adjoint(g, x, repeats, axis))
 defvjp(np.pad,
        lambda g, ans, x, pad_width, mode="constant", **kw: pad_adjoint(g, x, pad_width, mode))
+# np.diag builds a matrix from a vector, or takes the diagonal of a matrix.
 defvjp(np.diag,
-       lambda g, ans, x, k=0: np.diagonal(g, k) if np.ndim(x) == 1 else diagonal_adjoint(g, x, k, 0, 1))
+       lambda g, ans, x, k=0:
+       np.diagonal(g, k) if np.ndim(x) == 1 else diagonal_adjoint(g, x, k, 0, 1))
 defvjp(np.diagonal,
        lambda g, ans, x, offset=0, axis1=0, axis2=1: diagonal_adjoint(g, x, offset, axis1, axis2))
 defvjp(np.where,
