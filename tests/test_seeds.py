@@ -6,6 +6,7 @@ an older TensorFlow than 2.21, the comment says what 2.21 (the reference) does.
 """
 import inspect
 import logging
+import re
 
 import numpy as np
 import pytest
@@ -27,8 +28,7 @@ NON_PERSISTENT_ERROR = ("A non-persistent GradientTape can only be used to compu
 
 def tf_repr(text):
     """A repr printed by TensorFlow, as srcdiff prints it (no op ids, srcdiff's name)."""
-    return text.replace("tf.Tensor: id=10, ", "srcdiff.Tensor: ").replace(
-        "tf.Tensor: id=0, ", "srcdiff.Tensor: ").replace("tf.Tensor: ", "srcdiff.Tensor: ")
+    return re.sub(r"tf\.Tensor: (id=\d+, )?", "srcdiff.Tensor: ", text)
 
 
 def tf_str(text):
@@ -254,7 +254,7 @@ def f_while_if(a):
     return c
 
 
-@pytest.mark.parametrize("seed", range(6))
+@pytest.mark.parametrize("seed", range(6))  # seeds 4 and 5 draw a < 0: the else branch
 def test_gradient_through_python_while_and_if_is_c_over_a(seed):
     tf.random.set_seed(seed)
     a = tf.random.normal((1, 1), dtype=tf.float32)
@@ -429,8 +429,7 @@ def test_reference_gradient_on_used_non_persistent_tape_is_runtime_error():
             g.watch(x)
             y = x * x
         g.gradient(y, x)
-        with pytest.raises(RuntimeError, match=NON_PERSISTENT_ERROR.replace("(", r"\(")
-                           .replace(")", r"\)")):
+        with pytest.raises(RuntimeError, match=re.escape(NON_PERSISTENT_ERROR)):
             getattr(g, use)(y, x)
 
 

@@ -269,7 +269,7 @@ def test_hessian_as_jacobian_of_the_gradient_matches_finite_differences():
     np.testing.assert_allclose(hessian, hessian.T, atol=1e-12)
 
 
-def test_second_derivative_through_a_persistent_tape_of_its_own(caplog):
+def test_second_derivative_through_a_persistent_tape_of_its_own():
     x = f64(1.5)
     with sd.GradientTape(persistent=True) as tape:
         tape.watch(x)
