@@ -61,12 +61,16 @@ class Cache:
         self.hits = self.misses = 0
         self.last_miss = None
 
-    def get(self, fn, active, scalars=None):
-        """The unit of ``fn`` with ``active`` parameters (a tuple of bools)."""
+    def get(self, fn, active, scalars=None, lifted=()):
+        """The unit of ``fn`` with ``active`` parameters (a tuple of bools).
+
+        ``lifted`` names expressions the function reads (free names, attributes
+        of parameters such as ``self.kernel``) that become extra parameters,
+        after the real ones: that is how Variables reach compiled code."""
         fn = inspect.unwrap(fn)
         code = fn.__code__
         scalars = tuple(scalars) if scalars is not None else (False,) * len(active)
-        key = (tuple(active), scalars, id(fn))
+        key = (tuple(active), scalars, id(fn), tuple(lifted))
         per_code = self.units.get(code)
         if per_code is not None:
             unit = per_code.get(key)
@@ -86,14 +90,14 @@ class Cache:
         return unit
 
     def build(self, fn, key):
-        active, scalars, _ = key
+        active, scalars, _, lifted = key
         marker = (fn.__code__, active)
         if marker in self.in_progress:
             raise CompileError(f"cannot compile the recursive function {fn.__qualname__}",
                                hint="Write the recursion as a loop.")
         self.in_progress.add(marker)
         try:
-            return compile_unit(fn, active, scalars, self)
+            return compile_unit(fn, active, scalars, self, lifted)
         finally:
             self.in_progress.discard(marker)
 
@@ -101,20 +105,23 @@ class Cache:
 CACHE = Cache()
 
 
-def prepare(fn):
+def prepare(fn, lifted=()):
     """Parse and normalise ``fn``: (parsed, normalised FunctionDef, Names)."""
     parsed = parse_function(fn)
     node = copy.deepcopy(parsed.node)
     taken = {n.id for n in gast.walk(node) if isinstance(n, gast.Name)}
     taken |= set(parsed.namespace) & _names_loaded(node)
     names = Names(taken)
+    if lifted:
+        _lift(node, lifted, names)
     ExitLowering(names, parsed.source_map).lower_function(node)
     node.body = Normalizer(names, parsed.source_map, parsed.resolve).block(node.body)
     return parsed, node, names
 
 
-def compile_unit(fn, active, scalars, cache):
-    parsed, node, names = prepare(fn)
+def compile_unit(fn, active, scalars, cache, lifted=()):
+    parsed, node, names = prepare(fn, lifted)
+    parsed.node = node  # lifted expressions are parameters now
     params = parsed.params
     if len(active) != len(params):
         raise TypeError(f"{fn.__qualname__} takes {len(params)} arguments, got {len(active)}")
@@ -162,6 +169,39 @@ def compile_unit(fn, active, scalars, cache):
     mutated = tuple(i for i, p in enumerate(params) if p in written)
     return Unit(name, scope[forward.name], scope[backward.name], source, params, wrt, fn,
                 dependencies, mutated)
+
+
+def _lift(node, lifted, names):
+    """Replace each lifted expression (``W``, ``self.kernel``) by a new parameter."""
+    params = {}
+    for expr in lifted:
+        params[expr] = expr if "." not in expr else names.fresh(expr.replace(".", "_"))
+
+    class Lift(gast.NodeTransformer):
+        def visit_Attribute(self, n):
+            text = _dotted(n)
+            if text in params and isinstance(n.ctx, gast.Load):
+                return gast.copy_location(S.name(params[text]), n)
+            return self.generic_visit(n)
+
+        def visit_Name(self, n):
+            if n.id in params and isinstance(n.ctx, gast.Load):
+                return gast.copy_location(S.name(params[n.id]), n)
+            return n
+
+    node.body = [Lift().visit(s) for s in node.body]
+    node.args.args += [S.name(params[e], gast.Param()) for e in lifted]
+    node.args.defaults = list(node.args.defaults)
+
+
+def _dotted(node):
+    parts = []
+    while isinstance(node, gast.Attribute):
+        parts.insert(0, node.attr)
+        node = node.value
+    if isinstance(node, gast.Name):
+        return ".".join([node.id] + parts)
+    return None
 
 
 def _names_loaded(node):

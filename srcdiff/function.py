@@ -1,0 +1,230 @@
+"""``@sd.function``: where the compiler and the tape meet.
+
+Outside a tape, a call runs the compiled forward pass.  Under a recording tape
+with a watched input (an argument, or a trainable Variable the function reads
+from a global, a closure cell or an attribute of an argument such as
+``self.kernel``), the call is ONE tape entry whose backward step is the cached
+compiled adjoint.  When that backward step must itself be recorded (an outer
+tape computing a higher derivative), the function is re-run eagerly under a
+tape instead, so every engine gives the eager tape's gradients.
+"""
+import collections
+import functools
+import inspect
+import numbers
+import warnings
+
+import gast
+import numpy as np
+
+from ._recording import STATE
+from .compiler.errors import CompileError
+from .compiler.parse import parse_function
+from .compiler.unit import CACHE
+from .rules.registry import Rule
+from .tape import GradientTape
+from .tensor import Tensor, Variable, _ArrayLike, _raw, apply
+
+CacheInfo = collections.namedtuple("CacheInfo", "hits misses currsize last_miss")
+
+
+class Function:
+    """A Python function compiled to forward and adjoint code (see the module doc)."""
+
+    def __init__(self, fn, fallback=None):
+        if fallback not in (None, "eager"):
+            raise ValueError(f"fallback must be None or 'eager', got {fallback!r}")
+        functools.update_wrapper(self, fn)
+        self.python_function = fn
+        self.fallback = fallback
+        self._eager = False
+        self._reads = None
+        self.hits = self.misses = 0
+        self.last_miss = None
+
+    def __get__(self, instance, owner):
+        if instance is None:
+            return self
+        return functools.partial(self.__call__, instance)
+
+    def __call__(self, *args):
+        if self._eager:
+            return self.python_function(*args)
+        try:
+            return self._call(args)
+        except CompileError as error:
+            if self.fallback != "eager":
+                raise
+            warnings.warn(f"srcdiff cannot compile {self.__qualname__}; running it on the "
+                          f"eager tape instead:\n{error}", stacklevel=2)
+            self._eager = True
+            return self.python_function(*args)
+
+    def cache_info(self):
+        """Hits and misses of this function's compile cache, and why it last missed."""
+        units = CACHE.units.get(inspect.unwrap(self.python_function).__code__, {})
+        return CacheInfo(self.hits, self.misses, len(units), self.last_miss)
+
+    # --- calls ---
+    def _call(self, args):
+        variables = self._implicit_variables(args)
+        inputs = list(args) + [v for _, v in variables]
+        tapes = STATE.tapes
+        if tapes:
+            # reading a Variable under a tape watches it (if trainable) and records the read
+            inputs = [v.read_value() if isinstance(v, Variable) else v for v in inputs]
+            active = tuple(_differentiable(v) and any(t._tracks_any([v]) for t in tapes)
+                           for v in inputs)
+        else:
+            active = (False,) * len(inputs)
+        raw = [_raw(v) for v in inputs]
+        lifted = tuple(expr for expr, _ in variables)
+        unit = self._unit(active, tuple(_is_scalar(v) for v in raw), lifted)
+        y, saved = unit.forward(*raw)
+        if not any(active):
+            return _as_output(y, inputs)
+        entry = _CompiledCall(self, unit, y, saved, active, args, variables)
+        return apply(entry, *inputs)
+
+    def _unit(self, active, scalars, lifted):
+        misses = CACHE.misses
+        unit = CACHE.get(self.python_function, active, scalars, lifted)
+        if CACHE.misses == misses:
+            self.hits += 1
+        else:
+            self.misses += 1
+            self.last_miss = CACHE.last_miss
+        return unit
+
+    def _implicit_variables(self, args):
+        """The Variables the function reads besides its arguments: (expression, Variable)."""
+        if self._reads is None:
+            self._reads = _free_reads(self.python_function)
+        found = []
+        fn = inspect.unwrap(self.python_function)
+        for expr, base, chain in self._reads:
+            if base is None:
+                value = _free_value(fn, chain[0])
+                chain = chain[1:]
+            elif base < len(args):
+                value = args[base]
+            else:
+                continue
+            for attr in chain:
+                value = getattr(value, attr, None)
+            if isinstance(value, Variable):
+                found.append((expr, value))
+        return found
+
+
+class _CompiledCall:
+    """One call of a compiled function under a tape: a primitive whose rule runs
+    the cached adjoint (once per output adjoint, for every input)."""
+
+    __slots__ = ("function", "unit", "value", "saved", "active", "args", "variables",
+                 "srcdiff_rule", "_last")
+
+    def __init__(self, function, unit, value, saved, active, args, variables):
+        self.function = function
+        self.unit = unit
+        self.value = value
+        self.saved = saved
+        self.active = active
+        self.args = args
+        self.variables = variables
+        self._last = (None, None)
+        self.srcdiff_rule = Rule(self, (), function.__qualname__, argnum_vjp=self._vjp)
+
+    def __call__(self, *raw):
+        return self.value
+
+    def _vjp(self, i, g, ans, *inputs):
+        seen, grads = self._last
+        if seen is not g:
+            if isinstance(g, _ArrayLike):  # an outer tape records this: differentiate eagerly
+                grads = self._eager_vjp(g, inputs)
+            else:
+                grads = self.unit.backward(self.saved, g)
+                grads = grads if sum(self.active) > 1 else (grads,)
+                grads = dict(zip([k for k, a in enumerate(self.active) if a], grads))
+            self._last = (g, grads)
+        return grads.get(i)
+
+    def _eager_vjp(self, g, inputs):
+        positions = [k for k, a in enumerate(self.active) if a]
+        sources = [inputs[k] if k < len(self.args) else self.variables[k - len(self.args)][1]
+                   for k in positions]
+        with GradientTape() as tape:
+            tape.watch(sources)
+            y = self.function.python_function(*inputs[:len(self.args)])
+        grads = tape.gradient(y, sources, output_gradients=g)
+        return dict(zip(positions, grads))
+
+
+def function(fn=None, *, fallback=None):
+    """Compile ``fn`` to forward and adjoint code; usable as ``@function`` or
+    ``@function(fallback="eager")``."""
+    if fn is None:
+        return functools.partial(function, fallback=fallback)
+    return Function(fn, fallback)
+
+
+def clear_cache():
+    """Forget every compiled function: the next calls compile again."""
+    CACHE.clear()
+
+
+def _differentiable(value):
+    return isinstance(value, _ArrayLike) and value.dtype.kind in "fc"
+
+
+def _is_scalar(value):
+    return isinstance(value, numbers.Number) and not isinstance(value, bool)
+
+
+def _as_output(y, inputs):
+    if any(isinstance(v, _ArrayLike) for v in inputs):
+        if isinstance(y, tuple):
+            return tuple(Tensor(np.asarray(v)) for v in y)
+        return Tensor(np.asarray(y))
+    return y
+
+
+def _free_value(fn, name):
+    if fn.__closure__ and name in fn.__code__.co_freevars:
+        cell = fn.__closure__[fn.__code__.co_freevars.index(name)]
+        try:
+            return cell.cell_contents
+        except ValueError:
+            return None
+    return fn.__globals__.get(name)
+
+
+def _free_reads(fn):
+    """Expressions that may denote Variables: free names and attribute chains on
+    parameters or free names (``W``, ``self.kernel``, ``model.layer.bias``)."""
+    try:
+        parsed = parse_function(fn)
+    except CompileError:
+        return []
+    params = parsed.params
+    assigned = {n.id for n in gast.walk(parsed.node) if isinstance(n, gast.Name)
+                and isinstance(n.ctx, gast.Store)}
+    reads = {}
+    for node in gast.walk(parsed.node):
+        chain = []
+        base = node
+        while isinstance(base, gast.Attribute):
+            chain.insert(0, base.attr)
+            base = base.value
+        if not isinstance(base, gast.Name) or not isinstance(base.ctx, gast.Load):
+            continue
+        if base.id in params and chain:
+            expr = ".".join([base.id] + chain)
+            reads.setdefault(expr, (expr, params.index(base.id), tuple(chain)))
+        elif base.id not in params and base.id not in assigned:
+            if inspect.ismodule(parsed.namespace.get(base.id)):
+                continue  # np.sin, math.pi: never a Variable
+            expr = ".".join([base.id] + chain)
+            reads.setdefault(expr, (expr, None, (base.id,) + tuple(chain)))
+    return list(reads.values())
