@@ -199,7 +199,8 @@ EXAMPLES = {
     norm: reduction() + [ex(C(3, 2), axis=1)],
     np.linalg.norm: [ex(R(5)), ex(R(3, 4)), ex(R(3, 4), axis=1), ex(R(3, 4), "fro"),
                      ex(R(2, 3, 4), axis=(0, 2), keepdims=True), ex(R(5), 1), ex(R(5), 3),
-                     ex(R(3, 4), np.inf, axis=0), ex(R(3, 4), -np.inf, axis=1), ex(C(3))],
+                     ex(R(3, 4), np.inf, axis=0), ex(R(3, 4), -np.inf, axis=1), ex(C(3)),
+                     ex(R(3, 4), 1, axis=(1,))],
     # products and linear algebra
     np.matmul: [ex(R(2, 3), R(3, 4)), ex(R(5, 2, 3), R(3, 4)), ex(R(2, 1, 2, 3), R(3, 3, 2)),
                 ex(R(3), R(3, 4)), ex(R(2, 3), R(3)), ex(R(3), R(3)), ex(R(4, 3), R(2, 3, 5)),

@@ -163,6 +163,7 @@ def add_n(inputs, name=None):
     """The sum of a list of tensors of one shape."""
     return functools.reduce(np.add, inputs)
 
+
 __all__ = sorted(
     list(_PRIMITIVES) +
     ["squared_difference", "rsqrt", "clip_by_value", "where", "reduce_sum", "reduce_mean",

@@ -86,7 +86,7 @@ def average_weights_adjoint(g, ans, x, axis, weights, keepdims):
 
 def norm_adjoint(g, ans, x, ord, axis, keepdims):
     """The adjoint of ``np.linalg.norm``: the Frobenius norm and the vector p-norms."""
-    matrix = np.ndim(x) == 2 if axis is None else np.ndim(axis) == 1
+    matrix = np.ndim(x) == 2 if axis is None else np.size(axis) == 2
     if ord is None or ord == "fro" or (ord == 2 and not matrix):
         return unreduce(g / ans, x, axis, keepdims) * np.conj(x)
     if matrix:
