@@ -22,6 +22,7 @@ import numpy as np
 from . import syntax as S
 from .analysis import Describer, activity, assignments
 from .inline import rule_syntax
+from .runtime import shape_of
 
 UNSET, SET, OWNED = 0, 1, 2
 
@@ -73,6 +74,7 @@ class Reverser:
         reads = self.reads
         self.plan_saves(reads)
         backward = self.backward_body(outputs)
+        self.measured = _shape_only(backward[0], self.reads)
         forward = self.forward_body(ret)
         return forward, backward
 
@@ -216,18 +218,40 @@ class Reverser:
                 continue
             if op.fn is operator.getitem and i == 1:
                 continue
-            vjp = op.rule.vjp(i)
-            if vjp is None:
-                continue
-            syntax = rule_syntax(vjp)
-            self.refs.bind_globals(syntax)
-            expr = syntax.inline(i, g, ans, op.inputs, op.kwargs)
+            user_rule = getattr(op.fn, "srcdiff_user_rule", None)
+            if user_rule is not None:
+                expr = gast.Call(func=self.refs.helper("unbroadcast"), keywords=[],
+                                 args=[self.user_rule(user_rule, i, g, ans, op), S.name(a.id)])
+            else:
+                vjp = op.rule.vjp(i)
+                if vjp is None:
+                    continue
+                syntax = rule_syntax(vjp)
+                self.refs.bind_globals(syntax)
+                expr = syntax.inline(i, g, ans, op.inputs, op.kwargs)
             others = [b for k, b in enumerate(op.inputs) if k != i]
             expr = _simplify(expr, lambda v: self.same_shape(v, a, others, result_scalar))
             if op.fn is operator.getitem:
                 expr = _Scatter(op.inputs[1], g, expr)
             out.append((a.id, expr))
         return out
+
+    def user_rule(self, rule, i, g, ans, op):
+        """Input ``i``'s adjoint from a rule given to ``sd.register_gradient``: its
+        returned expression inlined, or a call when it is more than one statement."""
+        several = len(op.inputs) > 1
+        try:
+            syntax = rule_syntax(rule)
+        except LookupError:
+            call = gast.Call(func=self.refs.bind(rule, rule.__name__),
+                             args=[g, ans] + list(op.inputs), keywords=[
+                                 gast.keyword(arg=k, value=v) for k, v in op.kwargs.items()])
+            return gast.Subscript(value=call, slice=S.const(i), ctx=gast.Load()) if several else call
+        self.refs.bind_globals(syntax)
+        body = syntax.inline(i, g, ans, op.inputs, op.kwargs)
+        if isinstance(body, gast.Tuple):
+            return body.elts[i]
+        return gast.Subscript(value=body, slice=S.const(i), ctx=gast.Load()) if several else body
 
     def is_scalar(self, node):
         return isinstance(node, gast.Constant) or (isinstance(node, gast.Name)
@@ -527,10 +551,17 @@ class Reverser:
                    and n not in plan.stacks and n not in plan.counter_stacks.values()
                    and n not in {v for k, v in plan.saves.values() if k == "name"}]
         code = [S.assign(n, S.const(None)) for n in missing] + code
-        tape_value = gast.Tuple(elts=[S.name(n) for n in self.tape_names], ctx=gast.Load())
+        tape_value = gast.Tuple(elts=[self.kept(n) for n in self.tape_names], ctx=gast.Load())
         result = copy.deepcopy(ret.value)
         code.append(gast.Return(value=gast.Tuple(elts=[result, tape_value], ctx=gast.Load())))
         return code
+
+    def kept(self, name):
+        """What the forward pass keeps of ``name``: the value, or only its shape."""
+        if name in self.measured and name not in self.scalars:
+            return gast.Call(func=self.refs.bind(shape_of, "shape_of"), args=[S.name(name)],
+                             keywords=[])
+        return S.name(name)
 
     def forward_block(self, stmts):
         code = []
@@ -550,7 +581,7 @@ class Reverser:
                     value=S.name(target.value.id), slice=copy.deepcopy(target.slice),
                     ctx=gast.Load()), attr="copy", ctx=gast.Load()), args=[], keywords=[])
             else:
-                value = S.name(target.id)
+                value = self.kept(target.id)
             pre.append(_save(kind, var, value))
         if isinstance(s, gast.Assign):
             stmt = copy.deepcopy(s)
@@ -574,7 +605,7 @@ class Reverser:
                 body = []
             code = []
             if save is not None:
-                code.append(_save(save[0], save[1], S.name(s.target.id)))
+                code.append(_save(save[0], save[1], self.kept(s.target.id)))
             if counter is not None:
                 code.append(S.assign(counter, S.const(0)))
                 body = [S.stmt(f"{counter} += 1")] + body
@@ -620,6 +651,34 @@ class _Prefixed:
     def __init__(self, stmt, expr):
         self.stmt = stmt
         self.expr = expr
+
+
+# Helper arguments that only measure a value (np.shape, np.size): name -> positions.
+_MEASURING = {"unbroadcast": (1,), "unreduce": (1,), "reduced_count": (0, 1)}
+
+
+def _shape_only(code, names):
+    """The names among ``names`` that the code reads only to measure them."""
+    measured, used = set(), set()
+
+    def visit(node, measuring):
+        if isinstance(node, gast.Name) and isinstance(node.ctx, gast.Load):
+            (measured if measuring else used).add(node.id)
+            return
+        if isinstance(node, gast.Call) and isinstance(node.func, gast.Name):
+            positions = _MEASURING.get(node.func.id, ())
+            visit(node.func, False)
+            for k, arg in enumerate(node.args):
+                visit(arg, k in positions and isinstance(arg, gast.Name))
+            for kw in node.keywords:
+                visit(kw.value, False)
+            return
+        for child in gast.iter_child_nodes(node):
+            visit(child, False)
+
+    for stmt in code:
+        visit(stmt, False)
+    return (measured - used) & set(names)
 
 
 def _save(kind, var, value):

@@ -4,7 +4,7 @@ import inspect
 import sys
 
 from .._recording import STATE
-from ..rules import defvjp_argnum, primitive
+from ..rules import defvjp_argnum, primitive, unbroadcast
 from ..rules.registry import Rule
 from ..tensor import Tensor, _ArrayLike, _raw, apply
 
@@ -80,4 +80,5 @@ def register_gradient(fn):
 
 
 def _select_adjoint(rule, i, g, ans, *args, **kwargs):
-    return _nth(rule(g, ans, *args, **kwargs), i)
+    # a rule may leave an input's adjoint broadcast to the result's shape
+    return unbroadcast(_nth(rule(g, ans, *args, **kwargs), i), args[i])

@@ -1,0 +1,25 @@
+"""Helpers that generated code calls besides the rules' own."""
+
+
+class ShapeOf:
+    """What an adjoint needs of a value it only measures: shape, size, rank, dtype.
+
+    ``np.shape``, ``np.size`` and ``np.ndim`` read these attributes, so the rule
+    helpers accept it in place of the array, and the forward pass can keep it
+    instead of keeping the array alive."""
+
+    __slots__ = ("shape", "size", "ndim", "dtype")
+
+    def __init__(self, value):
+        shape = getattr(value, "shape", None)
+        if shape is None:  # a Python number
+            self.shape, self.size, self.ndim, self.dtype = (), 1, 0, type(value)
+        else:
+            self.shape, self.size, self.ndim = shape, value.size, value.ndim
+            self.dtype = value.dtype
+
+    def __repr__(self):
+        return f"ShapeOf(shape={self.shape})"
+
+
+shape_of = ShapeOf
