@@ -20,7 +20,7 @@ import gast
 import numpy as np
 
 from . import syntax as S
-from .analysis import Describer, activity, assignments
+from .analysis import Describer, activity, assignments, target_names
 from .inline import rule_syntax
 from .runtime import shape_of
 
@@ -138,6 +138,8 @@ class Reverser:
             target = s.targets[0]
             if isinstance(target, gast.Subscript):
                 return self.comment(s, self.reverse_setitem(s, target))
+            if isinstance(target, gast.Tuple):
+                return self.comment(s, self.reverse_unpack(s, target_names(target)))
             return self.comment(s, self.reverse_assign(s, target.id))
         return self._reverse_compound(s)
 
@@ -159,7 +161,7 @@ class Reverser:
 
     def reverse_assign(self, s, x):
         op = self.ops[id(s)]
-        save = self.plan.saves.get(id(s))
+        save = self.plan.saves.get((id(s), x))
         restore = [self.restore(x, save)] if save else []
         if x not in self.active or self.state.get(x, UNSET) == UNSET:
             return restore
@@ -191,6 +193,29 @@ class Reverser:
             code += self.contribute(x, total)
         del owned_before
         return code + restore
+
+    def reverse_unpack(self, s, targets):
+        """``p, q = f(x)``: f's backward pass takes the adjoints of all its results."""
+        op = self.ops[id(s)]
+        restores = [self.restore(t, self.plan.saves[(id(s), t)]) for t in targets
+                    if (id(s), t) in self.plan.saves]
+        live = [t for t in targets if t in self.active and self.state.get(t, UNSET) != UNSET]
+        if not live:
+            return restores
+        inputs = [a.id for a in op.inputs if isinstance(a, gast.Name)]
+        if op.kind != "call":
+            if set(inputs) & self.active:
+                raise self.no_rule(s, op)
+            return restores
+        douts = gast.Tuple(elts=[S.name(self.adjoint(t)) if t in live else self.zeros(t)
+                                 for t in targets], ctx=gast.Load())
+        for t in targets:
+            self.state[t] = UNSET
+        results = self.names.fresh("d_" + (op.fn.__name__ if op.fn else "call"))
+        code = [S.assign(results, douts)] + restores
+        for v, c in self.call_contributions(s, op, S.name(results)):
+            code += self.contribute(v, c)
+        return code
 
     def reads_answer(self, op):
         if op.kind != "primitive":
@@ -283,7 +308,7 @@ class Reverser:
         mask = tuple(isinstance(a, gast.Name) and a.id in self.active for a in op.inputs)
         scalars = tuple(self.is_scalar(a) for a in op.inputs)
         unit = self.compile_call(op.fn, mask, scalars, s)
-        tape = self.names.fresh(s.targets[0].id + "_tape")
+        tape = self.names.fresh(target_names(s.targets[0])[0] + "_tape")
         self.plan.calls[id(s)] = (unit, tape)
         return unit, tape
 
@@ -319,7 +344,7 @@ class Reverser:
 
     def reverse_setitem(self, s, target):
         x = target.value.id
-        save = self.plan.saves.get(id(s))
+        save = self.plan.saves.get((id(s), x))
         code = []
         if x in self.active and self.state.get(x, UNSET) != UNSET:
             d = self.adjoint(x)
@@ -446,7 +471,7 @@ class Reverser:
                                            keywords=[]),
                             body=body, orelse=[], type_comment=None)
         code = pre + [loop]
-        save = self.plan.saves.get(id(s))
+        save = self.plan.saves.get((id(s), getattr(s.target, "id", None)))
         if save:
             code.append(self.restore(s.target.id, save))
         return code
@@ -494,9 +519,9 @@ class Reverser:
                     plan.stacks.append(self.stacks[name])
                 if name not in defined and name not in plan.init_none:
                     plan.init_none.append(name)
-                plan.saves[id(s)] = ("stack", self.stacks[name])
+                plan.saves[id(s), name] = ("stack", self.stacks[name])
             elif name in possibly:
-                plan.saves[id(s)] = ("name", self.names.fresh(name + "_old"))
+                plan.saves[id(s), name] = ("name", self.names.fresh(name + "_old"))
 
         def walk(stmts, depth, top):
             for s in stmts:
@@ -506,12 +531,12 @@ class Reverser:
                         if target.value.id in reads:
                             save_for(s, target.value.id, depth > 0)
                     else:
-                        name = target.id
-                        if name in reads:
-                            save_for(s, name, depth > 0)
-                        possibly.add(name)
-                        if top:
-                            defined.add(name)
+                        for name in target_names(target):
+                            if name in reads:
+                                save_for(s, name, depth > 0)
+                            possibly.add(name)
+                            if top:
+                                defined.add(name)
                 elif isinstance(s, gast.If):
                     walk(s.body, depth, False)
                     walk(s.orelse, depth, False)
@@ -547,9 +572,10 @@ class Reverser:
         definite = set(self.parsed.params) | {
             st.targets[0].id for st in self.body if isinstance(st, gast.Assign)
             and isinstance(st.targets[0], gast.Name)}
+        top = {id(st) for st in self.body}  # a save inside an if may not run: not definite
+        definite |= {v for k, (kind, v) in plan.saves.items() if kind == "name" and k in top}
         missing = [n for n in tape if n not in definite and n not in plan.init_none
-                   and n not in plan.stacks and n not in plan.counter_stacks.values()
-                   and n not in {v for k, v in plan.saves.values() if k == "name"}]
+                   and n not in plan.stacks and n not in plan.counter_stacks.values()]
         code = [S.assign(n, S.const(None)) for n in missing] + code
         tape_value = gast.Tuple(elts=[self.kept(n) for n in self.tape_names], ctx=gast.Load())
         result = copy.deepcopy(ret.value)
@@ -571,18 +597,20 @@ class Reverser:
 
     def forward_stmt(self, s):
         plan = self.plan
-        save = plan.saves.get(id(s))
         pre = []
-        if save is not None and isinstance(s, gast.Assign):
-            kind, var = save
+        if isinstance(s, gast.Assign):
             target = s.targets[0]
-            if isinstance(target, gast.Subscript):
-                value = gast.Call(func=gast.Attribute(value=gast.Subscript(
-                    value=S.name(target.value.id), slice=copy.deepcopy(target.slice),
-                    ctx=gast.Load()), attr="copy", ctx=gast.Load()), args=[], keywords=[])
-            else:
-                value = self.kept(target.id)
-            pre.append(_save(kind, var, value))
+            for name in target_names(target):
+                save = plan.saves.get((id(s), name))
+                if save is None:
+                    continue
+                if isinstance(target, gast.Subscript):  # keep the elements about to change
+                    value = gast.Call(func=gast.Attribute(value=gast.Subscript(
+                        value=S.name(name), slice=copy.deepcopy(target.slice),
+                        ctx=gast.Load()), attr="copy", ctx=gast.Load()), args=[], keywords=[])
+                else:
+                    value = self.kept(name)
+                pre.append(_save(save[0], save[1], value))
         if isinstance(s, gast.Assign):
             stmt = copy.deepcopy(s)
             op = self.ops.get(id(s))
@@ -592,6 +620,8 @@ class Reverser:
                 stmt.value.func = forward
                 stmt.targets = [gast.Tuple(elts=[copy.deepcopy(s.targets[0]),
                                                  S.name(tape, gast.Store())], ctx=gast.Store())]
+            elif isinstance(s.targets[0], gast.Tuple) and op is not None and op.kind == "call":
+                pass  # an inactive call with several results runs as written
             elif isinstance(stmt.value, gast.Call):
                 stmt.value.func = self.refs.callable_expr(stmt.value.func, op)
             return pre + [stmt]
@@ -604,6 +634,7 @@ class Reverser:
             if body == [gast.Pass()]:
                 body = []
             code = []
+            save = plan.saves.get((id(s), getattr(s.target, "id", None)))
             if save is not None:
                 code.append(_save(save[0], save[1], self.kept(s.target.id)))
             if counter is not None:
