@@ -18,9 +18,10 @@ from . import syntax as S
 class RuleSyntax:
     """A vjp function's syntax: parameters, defaults, and the returned expression."""
 
-    def __init__(self, fn, params, defaults, vararg, body, argnum):
+    def __init__(self, fn, params, defaults, vararg, body, argnum, kwonly=()):
         self.fn = fn
-        self.params = params      # positional parameter names after (i,) g, ans
+        self.params = params      # parameter names after (i,) g, ans; keyword-only ones last
+        self.kwonly = kwonly      # the keyword-only ones (after *args): never positional
         self.defaults = defaults  # name -> default expression node
         self.vararg = vararg      # the *args parameter's name, or None
         self.body = body          # the expression a call returns
@@ -41,8 +42,9 @@ class RuleSyntax:
         if self.argnum is not None:
             subs[self.argnum] = S.const(i)
         names = self.params
+        positional = len(names) - len(self.kwonly)
         for k, p in enumerate(names):
-            if k < len(args):
+            if k < min(len(args), positional):
                 subs[p] = args[k]
             elif p in kwargs:
                 subs[p] = kwargs[p]
@@ -51,7 +53,7 @@ class RuleSyntax:
             else:
                 raise TypeError(f"rule {self.fn.__qualname__} needs argument {p!r}")
         if self.vararg is not None:
-            subs[self.vararg] = gast.Tuple(elts=list(args[len(names):]), ctx=gast.Load())
+            subs[self.vararg] = gast.Tuple(elts=list(args[positional:]), ctx=gast.Load())
         for p, default in self.defaults.items():
             subs.setdefault(p, default)
         return S.Substitute(subs).visit(S.copy_node(self.body))
@@ -79,10 +81,11 @@ def rule_syntax(fn):
                         args.defaults))
     defaults.update({a.id: d for a, d in zip(args.kwonlyargs, args.kw_defaults)
                      if d is not None})
-    params += [a.id for a in args.kwonlyargs]
+    kwonly = tuple(a.id for a in args.kwonlyargs)
+    params += kwonly
     vararg = args.vararg.id if args.vararg is not None else None
     return RuleSyntax(fn, params, defaults, vararg, node.body if isinstance(
-        node, gast.Lambda) else _returned(node), argnum)
+        node, gast.Lambda) else _returned(node), argnum, kwonly)
 
 
 def _find_lambda(fn):
