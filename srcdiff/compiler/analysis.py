@@ -36,15 +36,17 @@ class Op:
     kind: 'copy' (x = y), 'primitive' (a rule applies), 'call' (a user function,
     compiled recursively), 'setitem' (x[i] = v), or 'none' (no gradient)."""
 
-    __slots__ = ("kind", "inputs", "rule", "kwargs", "fn", "name")
+    __slots__ = ("kind", "inputs", "rule", "kwargs", "fn", "name", "forward")
 
-    def __init__(self, kind, inputs=(), rule=None, kwargs=None, fn=None, name=None):
+    def __init__(self, kind, inputs=(), rule=None, kwargs=None, fn=None, name=None,
+                 forward=None):
         self.kind = kind
-        self.inputs = list(inputs)   # nodes: the primitive's positional inputs
+        self.inputs = list(inputs)   # nodes: the inputs by position (None: a default)
         self.rule = rule
         self.kwargs = kwargs or {}   # name -> node
         self.fn = fn                 # the callable (for 'call' and 'primitive')
         self.name = name
+        self.forward = forward       # what the forward pass calls, if not as written
 
     def input_names(self):
         return [a.id for a in self.inputs if isinstance(a, gast.Name)]
@@ -79,6 +81,10 @@ class Describer:
             return self.call(value)
         if isinstance(value, (gast.Tuple, gast.List)):
             return Op("pack", value.elts)
+        if isinstance(value, (gast.ListComp, gast.GeneratorExp, gast.SetComp, gast.DictComp)):
+            inner = {n.id for n in gast.walk(value) if isinstance(n, gast.Name)
+                     and isinstance(n.ctx, gast.Load)}
+            return Op("opaque", [S.name(n) for n in sorted(inner)], name="a comprehension")
         return NONE
 
     def primitive(self, fn, inputs, kwargs, node):
@@ -99,6 +105,7 @@ class Describer:
             else:
                 return Op("unknown", node.args + list(kwargs.values()),
                           name=_describe_func(node.func))
+        fn = getattr(fn, "__numpy__", fn)  # an sd.* op: its NumPy form
         if fn in SEQUENCE_FORMS and node.args and isinstance(node.args[0], (gast.List,
                                                                               gast.Tuple)):
             args = list(node.args[0].elts)
@@ -107,17 +114,33 @@ class Describer:
             return self.primitive(SEQUENCE_FORMS[fn], args, kwargs, node)
         if fn in _NONDIFF_BUILTINS:
             return NONE
+        if fn in (np.split, np.array_split):  # several results: see reverse_unpack
+            return Op("unknown", node.args[:1], fn=fn, name=rules.registry.primitive_name(fn))
         if fn in _BUILTIN_PRIMITIVES and len(node.args) == (1 if fn is abs else 2):
             return self.primitive(_BUILTIN_PRIMITIVES[fn], node.args, kwargs, node)
         numpy_form = getattr(fn, "__numpy__", None)
-        if numpy_form is not None:  # an sd.* op: differentiate its NumPy form
+        if numpy_form is not None:  # an sd.* op: its NumPy form runs and is differentiated
             fn = numpy_form
         if rules.rule_of(fn) is not None or rules.is_nondifferentiable(fn):
-            return self.primitive(fn, list(node.args), kwargs, node)
-        if inspect.isfunction(fn) and not _is_library(fn):
-            return Op("call", node.args, kwargs=kwargs, fn=fn)
-        return Op("unknown", node.args + list(kwargs.values()), fn=fn,
-                  name=rules.registry.primitive_name(fn))
+            op = self.primitive(fn, list(node.args), kwargs, node)
+        elif inspect.isfunction(fn) and not _is_library(fn):
+            op = Op("call", self.bind(fn, node), fn=fn)
+        else:
+            return Op("unknown", node.args + list(kwargs.values()), fn=fn,
+                      name=rules.registry.primitive_name(fn))
+        op.forward = numpy_form
+        return op
+
+    def bind(self, fn, node):
+        """The call's argument nodes by parameter position (None where a default applies)."""
+        params = list(inspect.signature(inspect.unwrap(fn)).parameters)
+        inputs = list(node.args) + [None] * max(len(params) - len(node.args), 0)
+        for k in node.keywords:
+            if k.arg not in params:
+                raise self.source_map.error(node, f"{fn.__qualname__}() has no parameter "
+                                            f"{k.arg!r}")
+            inputs[params.index(k.arg)] = k.value
+        return inputs
 
 
 def _is_library(fn):
@@ -152,6 +175,15 @@ def assignments(body):
             yield from assignments(s.body)
 
 
+def target_names(target):
+    """The names an assignment target binds (``x``, ``x[i]`` -> x, ``a, b``)."""
+    if isinstance(target, gast.Subscript):
+        return [target.value.id]
+    if isinstance(target, (gast.Tuple, gast.List)):
+        return [n for t in target.elts for n in target_names(t)]
+    return [target.id]
+
+
 def activity(body, active_params, describe):
     """The names that are varied (depend on an active input) and useful (the
     result depends on them): only those get adjoints."""
@@ -164,13 +196,11 @@ def activity(body, active_params, describe):
         for s, op in statements:
             if op is None or op.kind == "none":
                 continue
-            target = s.targets[0]
-            name = target.value.id if isinstance(target, gast.Subscript) else target.id
-            if name in varied:
+            names = set(target_names(s.targets[0]))
+            if names <= varied:
                 continue
-            sources = _dependencies(s, op)
-            if sources & varied:
-                varied.add(name)
+            if _dependencies(s, op) & varied:
+                varied |= names
                 changed = True
     useful = set()
     for s, _ in statements:
@@ -182,9 +212,7 @@ def activity(body, active_params, describe):
         for s, op in statements:
             if op is None or op.kind == "none":
                 continue
-            target = s.targets[0]
-            name = target.value.id if isinstance(target, gast.Subscript) else target.id
-            if name not in useful:
+            if not set(target_names(s.targets[0])) & useful:
                 continue
             new = _dependencies(s, op) - useful
             if new:

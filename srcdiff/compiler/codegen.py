@@ -62,28 +62,6 @@ class Refs:
                     f"{getattr(obj, '__name__', obj)}, means something else in the function's "
                     "module", hint=f"Rename the module-level {name!r}.")
 
-    def callable_expr(self, func, op):
-        """The expression generated code calls: sd ops become their NumPy forms."""
-        if op is None or op.fn is None:
-            return func
-        try:
-            original = self.user_resolve(func)
-        except KeyError:
-            original = None
-        target = op.fn
-        if original is target:
-            return func
-        return self.function_expr(target)
-
-    def user_resolve(self, func):
-        if isinstance(func, gast.Name):
-            if func.id in self.bound:
-                return self.bound[func.id]
-            return self.user[func.id]
-        if isinstance(func, gast.Attribute):
-            return getattr(self.user_resolve(func.value), func.attr)
-        raise KeyError(func)
-
     def function_expr(self, fn):
         """A readable expression for a library function: ``np.sum``, ``math.exp``."""
         name = getattr(fn, "__name__", None)

@@ -283,16 +283,27 @@ class Normalizer:
         if isinstance(target, gast.Name):
             self.emit(S.assign(target.id, self.simple(value, target.id)), at)
         elif isinstance(target, (gast.Tuple, gast.List)):
-            if isinstance(value, (gast.Tuple, gast.List)) and len(value.elts) == len(target.elts):
+            pairs = _pairs(target, value)
+            if pairs is not None:
                 # a, b = b, a: evaluate every value before assigning any target
-                parts = [self.atom(v, _hint(t), force_temp=True)
-                         for t, v in zip(target.elts, value.elts)]
+                bound = {n for t, _ in pairs for n in S.names_in(t)}
+                clash = any(S.loaded_names(v) & bound for _, v in pairs)
+                parts = [self.atom(v, _hint(t), force_temp=clash) if clash else v
+                         for t, v in pairs]
+                for (t, _), part in zip(pairs, parts):
+                    self.assign_target(t, part, at)
+            elif isinstance(value, gast.Call) and all(
+                    isinstance(t, gast.Name) for t in target.elts):
+                # p, q = f(x): one call with several results, unpacked where it is made
+                targets = gast.Tuple(elts=[S.name(t.id, gast.Store()) for t in target.elts],
+                                     ctx=gast.Store())
+                self.emit(gast.Assign(targets=[targets], value=self.simple(value, _hint(
+                    target.elts[0])), type_comment=None), at)
             else:
                 whole = self.atom(value, "_".join(_hint(t) for t in target.elts)[:24])
-                parts = [gast.Subscript(value=whole, slice=S.const(k), ctx=gast.Load())
-                         for k in range(len(target.elts))]
-            for t, part in zip(target.elts, parts):
-                self.assign_target(t, part, at)
+                for k, t in enumerate(target.elts):
+                    self.assign_target(t, gast.Subscript(value=whole, slice=S.const(k),
+                                                         ctx=gast.Load()), at)
         elif isinstance(target, gast.Subscript):
             array = target.value
             if not isinstance(array, gast.Name):
@@ -463,9 +474,9 @@ class Normalizer:
             raise self.source_map.error(node, "a lambda is not supported: its body cannot be "
                                         "differentiated where it is called",
                                         hint="Define it with 'def' at module level.")
-        if isinstance(node, (gast.ListComp, gast.GeneratorExp, gast.SetComp, gast.DictComp)):
-            raise self.source_map.error(node, "comprehensions are not supported",
-                                        hint="Write the loop out with 'for'.")
+        if isinstance(node, (gast.ListComp, gast.GeneratorExp, gast.SetComp, gast.DictComp,
+                             gast.Dict, gast.Set, gast.JoinedStr)):
+            return node  # kept whole: an error later only if an active value flows in
         if isinstance(node, (gast.Yield, gast.YieldFrom)):
             raise self.source_map.error(node, "generators are not supported",
                                         hint="Return a list or an array instead of yielding.")
@@ -559,6 +570,21 @@ def _as_load(target):
         if hasattr(n, "ctx"):
             n.ctx = gast.Load()
     return node
+
+
+def _pairs(target, value):
+    """(target, value) leaves of a structured assignment like ``(a, b), c = (x, y), z``,
+    or None when the shapes of the two sides differ."""
+    if isinstance(target, (gast.Tuple, gast.List)):
+        if not isinstance(value, (gast.Tuple, gast.List)) or len(value.elts) != len(
+                target.elts):
+            return None
+        pairs = []
+        for t, v in zip(target.elts, value.elts):
+            inner = _pairs(t, v)
+            pairs += inner if inner is not None else [(t, v)]
+        return pairs
+    return [(target, value)]
 
 
 def _hint(target):

@@ -22,6 +22,7 @@ import numpy as np
 from . import syntax as S
 from .analysis import Describer, activity, assignments, target_names
 from .inline import rule_syntax
+from .optimize import propagate_copies
 from .runtime import shape_of
 
 UNSET, SET, OWNED = 0, 1, 2
@@ -54,7 +55,7 @@ class Reverser:
             if isinstance(s, gast.Assign):
                 self.ops[id(s)] = self.describe(s.value)
         self.active = activity(body, self.wrt, self.describe) | set(self.wrt)
-        self.scalars = _scalar_names(body, scalars, self.describe)
+        self.scalars = _scalar_names(body, scalars, self.describe, parsed.params)
         self.ints = _int_names(body)
         self.adjoints = {}
         self.plan = Plan()
@@ -74,6 +75,8 @@ class Reverser:
         reads = self.reads
         self.plan_saves(reads)
         backward = self.backward_body(outputs)
+        temporaries = set(self.adjoints.values()) - {self.adjoint(p) for p in self.wrt}
+        propagate_copies(backward[0], temporaries)
         self.measured = _shape_only(backward[0], self.reads)
         forward = self.forward_body(ret)
         return forward, backward
@@ -166,7 +169,7 @@ class Reverser:
         if x not in self.active or self.state.get(x, UNSET) == UNSET:
             return restore
         inputs = [a.id for a in op.inputs if isinstance(a, gast.Name)]
-        if op.kind in ("unknown", "pack") and set(inputs) & self.active:
+        if op.kind in ("unknown", "pack", "opaque") and set(inputs) & self.active:
             raise self.no_rule(s, op)
         g, ans = S.name(self.adjoint(x)), S.name(x)
         pre = []
@@ -203,7 +206,8 @@ class Reverser:
         if not live:
             return restores
         inputs = [a.id for a in op.inputs if isinstance(a, gast.Name)]
-        if op.kind != "call":
+        split = _SPLITS.get(op.fn) if isinstance(s.value, gast.Call) else None
+        if op.kind != "call" and split is None:
             if set(inputs) & self.active:
                 raise self.no_rule(s, op)
             return restores
@@ -211,9 +215,22 @@ class Reverser:
                                  for t in targets], ctx=gast.Load())
         for t in targets:
             self.state[t] = UNSET
-        results = self.names.fresh("d_" + (op.fn.__name__ if op.fn else "call"))
-        code = [S.assign(results, douts)] + restores
-        for v, c in self.call_contributions(s, op, S.name(results)):
+        code = []
+        if restores and len(live) < len(targets):  # the zeros measure values about to change
+            results = self.names.fresh("d_" + (op.fn.__name__ if op.fn else "call"))
+            code, douts = [S.assign(results, douts)], S.name(results)
+        code += restores
+        if split is not None:  # the pieces of x: its adjoint is theirs joined back
+            x = s.value.args[0]
+            if isinstance(x, gast.Name) and x.id in self.active:
+                axis = next((k.value for k in s.value.keywords if k.arg == "axis"), None)
+                if axis is None:
+                    axis = s.value.args[2] if len(s.value.args) > 2 else S.const(split)
+                join = gast.Call(func=S.expr("np.concatenate"), args=[douts],
+                                 keywords=[gast.keyword(arg="axis", value=axis)])
+                code += self.contribute(x.id, join)
+            return code
+        for v, c in self.call_contributions(s, op, douts):
             code += self.contribute(v, c)
         return code
 
@@ -279,8 +296,9 @@ class Reverser:
         return gast.Subscript(value=body, slice=S.const(i), ctx=gast.Load()) if several else body
 
     def is_scalar(self, node):
-        return isinstance(node, gast.Constant) or (isinstance(node, gast.Name)
-                                                   and node.id in self.scalars)
+        if isinstance(node, gast.Constant):
+            return isinstance(node.value, (int, float)) and not isinstance(node.value, bool)
+        return isinstance(node, gast.Name) and node.id in self.scalars
 
     def same_shape(self, v, a, others, result_scalar):
         """Whether ``unbroadcast(e, v)`` is the identity here (no broadcasting into v)."""
@@ -471,7 +489,7 @@ class Reverser:
                                            keywords=[]),
                             body=body, orelse=[], type_comment=None)
         code = pre + [loop]
-        save = self.plan.saves.get((id(s), getattr(s.target, "id", None)))
+        save = self.plan.saves.get((id(s), getattr(getattr(s, "target", None), "id", None)))
         if save:
             code.append(self.restore(s.target.id, save))
         return code
@@ -491,6 +509,14 @@ class Reverser:
 
     def no_rule(self, s, op):
         what = op.name or "this expression"
+        if op.kind == "opaque":
+            return self.parsed.source_map.error(
+                s, f"cannot differentiate {what} over an active value",
+                hint="Write the loop out with 'for'.")
+        if op.kind == "pack":
+            return self.parsed.source_map.error(
+                s, "cannot differentiate a tuple or list holding an active value",
+                hint="Keep arrays in separate variables, or join them with np.stack.")
         return self.parsed.source_map.error(
             s, f"cannot differentiate {what}: it has no derivative rule and no Python source",
             hint="Use a NumPy or srcdiff op that has a rule, or register one with "
@@ -622,8 +648,8 @@ class Reverser:
                                                  S.name(tape, gast.Store())], ctx=gast.Store())]
             elif isinstance(s.targets[0], gast.Tuple) and op is not None and op.kind == "call":
                 pass  # an inactive call with several results runs as written
-            elif isinstance(stmt.value, gast.Call):
-                stmt.value.func = self.refs.callable_expr(stmt.value.func, op)
+            elif isinstance(stmt.value, gast.Call) and op is not None and op.forward:
+                stmt.value.func = self.refs.function_expr(op.forward)
             return pre + [stmt]
         if isinstance(s, gast.If):
             return [gast.If(test=copy.deepcopy(s.test), body=self.forward_block(s.body),
@@ -634,7 +660,7 @@ class Reverser:
             if body == [gast.Pass()]:
                 body = []
             code = []
-            save = plan.saves.get((id(s), getattr(s.target, "id", None)))
+            save = plan.saves.get((id(s), getattr(getattr(s, "target", None), "id", None)))
             if save is not None:
                 code.append(_save(save[0], save[1], self.kept(s.target.id)))
             if counter is not None:
@@ -683,6 +709,9 @@ class _Prefixed:
         self.stmt = stmt
         self.expr = expr
 
+
+# NumPy functions that cut an array into pieces along an axis (default axis).
+_SPLITS = {np.split: 0, np.array_split: 0}
 
 # Helper arguments that only measure a value (np.shape, np.size): name -> positions.
 _MEASURING = {"unbroadcast": (1,), "unreduce": (1,), "reduced_count": (0, 1)}
@@ -766,8 +795,10 @@ _FULL_REDUCTIONS = {np.sum, np.mean, np.prod, np.max, np.min, np.amax, np.amin, 
                     np.std, np.linalg.norm, np.vdot}
 
 
-def _scalar_names(body, scalar_params, describe):
-    """Names that always hold a Python number: no broadcasting can happen through them."""
+def _scalar_names(body, scalar_params, describe, params):
+    """Names that always hold a Python number: no broadcasting can happen through them.
+
+    A parameter passed an array is not one, whatever it is assigned later."""
     import math
     candidates = set(scalar_params)
     statements = [s for s in assignments(body) if isinstance(s, gast.Assign)
@@ -796,7 +827,7 @@ def _scalar_names(body, scalar_params, describe):
                     or isinstance(fn, type(math.sin)) and getattr(fn, "__self__", None) is math)
         return False
 
-    names = set(candidates)
+    names = set(candidates) - (set(params) - set(scalar_params))
     changed = True
     while changed:
         changed = False

@@ -143,17 +143,29 @@ def compile_unit(fn, active, scalars, cache, lifted=()):
     forward = gast.FunctionDef(
         name=f"{name}_forward", args=copy.deepcopy(node.args), body=forward_code,
         decorator_list=[], returns=None, type_comment=None, type_params=[])
-    output = reverser.outputs[0]
-    d_out = (reverser.adjoint(output.id) if isinstance(output, gast.Name)
-             else names.fresh("d_out"))
-    tape_names = reverser.tape_names
+    outputs = reverser.outputs
     unpack = []
+    if len(outputs) == 1:
+        d_out = (reverser.adjoint(outputs[0].id) if isinstance(outputs[0], gast.Name)
+                 else names.fresh("d_out"))
+    else:  # several results: their adjoints arrive as one tuple
+        d_out = names.fresh("d_results")
+        seen = set()
+        for k, out in enumerate(outputs):
+            if not isinstance(out, gast.Name) or out.id not in reverser.active:
+                continue
+            part = S.expr(f"{d_out}[{k}]")
+            d = reverser.adjoint(out.id)
+            value = part if out.id not in seen else S.expr(f"{d} + {d_out}[{k}]")
+            unpack.append(S.assign(d, value))
+            seen.add(out.id)
+    tape_names = reverser.tape_names
     if tape_names:
         target = gast.Tuple(elts=[S.name(n, gast.Store()) for n in tape_names] +
                             ([] if len(tape_names) > 1 else []), ctx=gast.Store())
         if len(tape_names) == 1:
             target = gast.Tuple(elts=[S.name(tape_names[0], gast.Store())], ctx=gast.Store())
-        unpack = [gast.Assign(targets=[target], value=S.name("tape"), type_comment=None)]
+        unpack.insert(0, gast.Assign(targets=[target], value=S.name("tape"), type_comment=None))
     body = unpack + backward_code + [gast.Return(value=result)]
     backward = gast.FunctionDef(
         name=f"{name}_backward",

@@ -54,7 +54,7 @@ def concat(values, axis, name=None):
     return apply(concatenate, *[convert_to_tensor(v) for v in values], axis=int(axis))
 
 
-concat.__numpy__ = lambda values, axis, name=None: concatenate(*values, axis=axis)
+concat.__numpy__ = np.concatenate  # the same (values, axis) parameters
 
 
 def stack(values, axis=0, name=None):
@@ -62,7 +62,7 @@ def stack(values, axis=0, name=None):
     return apply(_stack, *[convert_to_tensor(v) for v in values], axis=int(axis))
 
 
-stack.__numpy__ = lambda values, axis=0, name=None: _stack(*values, axis=axis)
+stack.__numpy__ = np.stack  # the same (values, axis) parameters
 
 
 def unstack(value, num=None, axis=0, name=None):
@@ -86,7 +86,11 @@ def gather(params, indices, validate_indices=None, axis=None, batch_dims=0, name
     return apply(np.take, convert_to_tensor(params), indices, axis=axis)
 
 
-gather.__numpy__ = lambda params, indices, axis=0, **kw: np.take(params, indices, axis=axis)
+def _gather_numpy(params, indices, validate_indices=None, axis=None, batch_dims=0, name=None):
+    return np.take(params, indices, axis=0 if axis is None else axis)
+
+
+gather.__numpy__ = _gather_numpy
 
 
 def sparse_read(params, indices):
