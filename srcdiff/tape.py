@@ -9,6 +9,7 @@ derivatives.  Otherwise they run on the raw arrays, which is the fast path.
 """
 import contextlib
 import enum
+import functools
 import logging
 
 import numpy as np
@@ -16,6 +17,8 @@ import numpy as np
 from . import nest
 from ._recording import STATE, refuse_without_rule
 from .rules import is_nondifferentiable, rule_of
+from .rules.batching import accepts_batches
+from .rules.helpers import batched
 from .rules.registry import Rule, primitive_name
 from .tensor import IndexedSlices, Tensor, Variable, _ArrayLike, _raw, cast, convert_to_tensor
 
@@ -51,13 +54,15 @@ class _Records:
         # backward walk check each adjoint for TensorFlow's conjugation.
         self.complex = False
 
-    def add(self, record):
-        """Keep ``record``: its result, the last item, is now tracked."""
-        out = record[-1]
-        self.records.append(record)
+    def add(self, rule, args, raw, kwargs, out):
+        """Keep a record: ``out``, what ``rule``'s primitive made of ``args``, is now tracked."""
+        self.records.append((rule, args, raw, kwargs or _NO_KWARGS, out))
         self.tracked.add(id(out))
         if out._value.dtype.kind == "c":
             self.complex = True
+
+
+_NO_KWARGS = {}  # shared by the records of calls without keywords: one dict less to keep each
 
 
 class GradientTape:
@@ -143,9 +148,9 @@ class GradientTape:
 
     # --- called by srcdiff.tensor while this tape records ---
     def _record(self, fn, args, raw, kwargs, out):
-        tracked = self._tape.tracked
+        tape = self._tape
         for a in args:
-            if id(a) in tracked:
+            if id(a) in tape.tracked:
                 break
         else:
             return
@@ -154,7 +159,7 @@ class GradientTape:
             if not is_nondifferentiable(fn):
                 refuse_without_rule(primitive_name(fn))
             return
-        self._tape.add((rule, args, raw, kwargs, out))
+        tape.add(rule, args, raw, kwargs, out)
 
     def _read_variable(self, variable, snapshot):
         tape = self._tape
@@ -162,7 +167,7 @@ class GradientTape:
                 and id(variable) not in tape.tracked):
             self._watch_variable(variable)
         if id(variable) in tape.tracked:
-            tape.add((_READ, (variable,), (snapshot._value,), {}, snapshot))
+            tape.add(_READ, (variable,), (snapshot._value,), None, snapshot)
 
     def _tracks_any(self, values):
         tracked = self._tape.tracked
@@ -203,17 +208,16 @@ class GradientTape:
         unconnected = _unconnected(unconnected_gradients)
         flat_sources = _check_sources(sources)
         target = _as_target(target)
-        seeds = np.eye(target.size, dtype=target.dtype)
-        rows = self._cotangent_rows(target, seeds, flat_sources)
+        size = int(target.size)
+        seeds = np.reshape(np.eye(size, dtype=target.dtype), (size,) + tuple(target.shape))
+        columns = self._cotangent_rows(target, seeds, flat_sources, experimental_use_pfor)
         results = []
-        for k, source in enumerate(flat_sources):
+        for column, source in zip(columns, flat_sources):
             shape = tuple(target.shape) + tuple(source.shape)
-            column = [row[k] for row in rows]
-            if all(g is None for g in column):
+            if column is None:
                 results.append(_finish(None, source, unconnected, shape))
-                continue
-            column = [np.zeros(source.shape, source.dtype) if g is None else g for g in column]
-            results.append(_finish(_stack_rows(column, shape), source, unconnected))
+            else:
+                results.append(_finish(np.reshape(column, shape), source, unconnected))
         self._end_use()
         return nest.pack_sequence_as(sources, results)
 
@@ -238,16 +242,12 @@ class GradientTape:
         seeds = np.zeros((inner, batch, inner), dtype=target.dtype)
         seeds[np.arange(inner), :, np.arange(inner)] = 1
         seeds = seeds.reshape((inner,) + tuple(target.shape))
-        rows = self._cotangent_rows(target, seeds, [source])
-        column = [row[0] for row in rows]
+        (column,) = self._cotangent_rows(target, seeds, [source], experimental_use_pfor)
         shape = (batch,) + tuple(target.shape[1:]) + tuple(source.shape[1:])
-        if not column or all(g is None for g in column):
+        if column is None:
             self._end_use()
             return _finish(np.zeros(shape, source.dtype), source, UnconnectedGradients.ZERO)
-        column = [np.zeros(source.shape, source.dtype) if g is None else g for g in column]
-        stacked = _stack_rows(column, (inner,) + tuple(source.shape))  # [inner, b, x...]
-        result = np.moveaxis(stacked, 0, 1)
-        result = np.reshape(result, shape)
+        result = np.reshape(np.moveaxis(column, 0, 1), shape)  # [inner, b, x...] to [b, y..., x...]
         self._end_use()
         return _finish(result, source, UnconnectedGradients.NONE)
 
@@ -277,13 +277,35 @@ class GradientTape:
             self._released_variables = self.watched_variables()
             self._tape = None
 
-    def _cotangent_rows(self, target, seeds, sources):
-        """One backward walk per seed (a cotangent shaped like ``target``)."""
-        return [self._backprop([target], sources, [np.reshape(seed, target.shape)])
-                for seed in seeds]
+    def _cotangent_rows(self, target, seeds, sources, vectorised):
+        """The adjoints of ``sources`` for each of ``seeds`` (cotangents shaped like
+        ``target``): per source an array ``[len(seeds), *source.shape]``, or None
+        where no seed reaches the source.
 
-    def _backprop(self, targets, sources, output_gradients):
-        """The adjoints of ``sources`` (None where unconnected), one backward walk."""
+        Vectorised, one backward walk carries all the seeds at once, as a leading
+        batch axis of every adjoint; otherwise each seed has its own walk (what
+        TensorFlow does without pfor)."""
+        if not len(seeds):
+            return [None] * len(sources)
+        if vectorised:
+            with batched(1):
+                return self._backprop([target], sources, [seeds], batched=True)
+        rows = [self._backprop([target], sources, [seed]) for seed in seeds]
+        columns = []
+        for k, source in enumerate(sources):
+            column = [row[k] for row in rows]
+            if all(g is None for g in column):
+                columns.append(None)
+                continue
+            column = [np.zeros(source.shape, source.dtype) if g is None else g for g in column]
+            columns.append(_stack_rows(column, (len(seeds),) + tuple(source.shape)))
+        return columns
+
+    def _backprop(self, targets, sources, output_gradients, batched=False):
+        """The adjoints of ``sources`` (None where unconnected), one backward walk.
+
+        ``batched``: each output gradient is a stack of them, and every adjoint
+        carries that leading batch axis (see ``rules/batching.py``)."""
         tape = self._tape
         count = len(tape.records)  # a persistent tape may record the walk itself: stop here
         traced = bool(STATE.tapes)  # another tape records: run the rules on Tensors
@@ -293,7 +315,7 @@ class GradientTape:
         grads = {}
         for t, g in zip(targets, output_gradients):
             if id(t) in reaches:
-                _accumulate(grads, id(t), _seed(t, g, traced))
+                _accumulate(grads, id(t), _seed(t, g, traced, batched))
         if not grads:
             return [None] * len(sources)
 
@@ -308,13 +330,18 @@ class GradientTape:
             if type(g) is IndexedSlices and rule is not _READ:
                 g = g.dense()
             values, ans = (args, out) if traced else (raw, out._value)
+            vjps = rule.vjps
+            by_rows = batched and not (rule is _READ or accepts_batches(rule))
             for i, a in enumerate(args):
                 key = id(a)
                 if key not in reaches:
                     continue
-                vjp = rule.vjp(i)
+                # The table's own vjp when it has one (the common case), else ask the rule.
+                vjp = vjps[i] if i < len(vjps) else rule.vjp(i)
                 if vjp is None:
                     continue
+                if by_rows:
+                    vjp = functools.partial(_vjp_by_rows, vjp)
                 if conjugating and _is_complex(g, values[i]):
                     d = _conjugate_vjp(vjp, g, ans, values, kwargs, values[i])
                 else:
@@ -341,6 +368,14 @@ class GradientTape:
         return reaches
 
 
+def _vjp_by_rows(vjp, g, ans, *values, **kwargs):
+    """``vjp`` for a batch of adjoints ``g``, one row at a time: for a rule that
+    expects a single adjoint shaped like its result."""
+    with batched(0):  # a rule may walk a tape of its own (custom_gradient)
+        rows = [vjp(row, ans, *values, **kwargs) for row in g]
+    return np.stack([row.dense() if isinstance(row, IndexedSlices) else row for row in rows])
+
+
 def _is_complex(g, value):
     return np.iscomplexobj(_raw(g)) or np.iscomplexobj(_raw(value))
 
@@ -358,12 +393,13 @@ def _accumulate(grads, key, g):
     grads[key] = g if previous is None else previous + g
 
 
-def _seed(target, g, traced):
-    """The starting adjoint of one target: ones, or the given output gradient."""
+def _seed(target, g, traced, batched=False):
+    """The starting adjoint of one target: ones, or the given output gradient
+    (a stack of them in a batched walk)."""
     value = target._array()
     if g is None:
         g = np.ones_like(value)
-    elif np.shape(_raw(g)) != np.shape(value):
+    elif not batched and np.shape(_raw(g)) != np.shape(value):
         raise ValueError(f"Mismatch between the shape of output_gradients "
                          f"{tuple(np.shape(_raw(g)))} and the shape of the target "
                          f"{tuple(np.shape(value))}")

@@ -1,29 +1,69 @@
 """NumPy helpers that derivative rules call.
 
 Each is written with recorded NumPy primitives only, so a rule that calls it
-still differentiates when it runs on Tensors under an outer tape."""
+still differentiates when it runs on Tensors under an outer tape.
+
+A vectorised jacobian walks the tape once for all its rows: every adjoint then
+has ``batch_axes()`` leading axes, one entry per row, that the shape helpers
+below (``unbroadcast``, ``unreduce``, ``reshape_like``) keep as they are.
+Which rules cope with such adjoints is listed in ``rules/batching.py``."""
+import contextlib
+import threading
+
 import numpy as np
 
 from .registry import defvjp, primitive
 
+_walk = threading.local()  # tapes are thread-local, and so are their backward walks
+
+
+def batch_axes():
+    """How many leading axes of the adjoints are a batch of rows (0: none)."""
+    return getattr(_walk, "batch_axes", 0)
+
+
+@contextlib.contextmanager
+def batched(axes):
+    """Let the helpers treat ``axes`` leading axes of adjoints as a batch of rows."""
+    previous = batch_axes()
+    _walk.batch_axes = axes
+    try:
+        yield
+    finally:
+        _walk.batch_axes = previous
+
 
 def unbroadcast(g, x):
     """Sum ``g`` down to the shape of ``x``, undoing NumPy broadcasting."""
-    shape = np.shape(x)
-    gshape = np.shape(g)
+    # Every binary op's adjoint comes here, mostly with nothing to undo: arrays
+    # and Tensors carry their shape, far cheaper to read than np.shape's.
+    shape, gshape = getattr(x, "shape", None), getattr(g, "shape", None)
+    if shape is None or gshape is None:
+        shape, gshape = np.shape(x), np.shape(g)
     if gshape == shape:
         return g
+    keep = batch_axes()
     lead = len(gshape) - len(shape)
-    axes = tuple(range(lead)) + tuple(
+    axes = tuple(range(keep, lead)) + tuple(
         lead + i for i, n in enumerate(shape) if n == 1 and gshape[lead + i] != 1)
-    return np.reshape(np.sum(g, axis=axes), shape)
+    return np.reshape(np.sum(g, axis=axes), tuple(gshape[:keep]) + tuple(shape))
 
 
 def unreduce(g, x, axis, keepdims):
-    """Broadcast the adjoint of a reduction of ``x`` back to ``x``'s shape."""
-    if axis is not None and not keepdims:
-        g = np.expand_dims(g, axis)
-    return np.broadcast_to(g, np.shape(x))
+    """Broadcast the adjoint of a reduction of ``x`` back to ``x``'s shape.
+
+    Any axes ``g`` has before those of the reduction's result (a batch of rows)
+    are kept, so the helper serves the result itself too (``unreduce(ans, ...)``)."""
+    shape = np.shape(x)
+    if not keepdims:
+        # Counted from the end, the reduced axes are past any leading batch axes.
+        g = np.expand_dims(g, tuple(a - len(shape) for a in reduced_axes(x, axis)))
+    return np.broadcast_to(g, np.shape(g)[:np.ndim(g) - len(shape)] + shape)
+
+
+def reshape_like(g, x):
+    """``g`` reshaped to the shape of ``x``: the adjoint of any reshape of ``x``."""
+    return np.reshape(g, np.shape(g)[:batch_axes()] + np.shape(x))
 
 
 def reduced_count(x, ans):
@@ -123,11 +163,9 @@ def T(x):
 def matmul_lhs(g, a, b):
     """The adjoint of ``a`` in ``a @ b``, for any ranks ``np.matmul`` accepts."""
     if np.ndim(b) == 1:
-        if np.ndim(a) == 1:
-            return g * b
         return unbroadcast(np.expand_dims(g, -1) * b, a)
     if np.ndim(a) == 1:
-        return unbroadcast(np.expand_dims(g, -2) @ T(b), np.expand_dims(a, 0))[0]
+        return unbroadcast(np.expand_dims(g, -2) @ T(b), np.expand_dims(a, 0))[..., 0, :]
     return unbroadcast(g @ T(b), a)
 
 
@@ -135,7 +173,7 @@ def matmul_rhs(g, a, b):
     """The adjoint of ``b`` in ``a @ b``, for any ranks ``np.matmul`` accepts."""
     if np.ndim(a) == 1:
         if np.ndim(b) == 1:
-            return g * a
+            return np.expand_dims(g, -1) * a
         return unbroadcast(np.expand_dims(a, -1) * np.expand_dims(g, -2), b)
     if np.ndim(b) == 1:
         return unbroadcast(T(a) @ np.expand_dims(g, -1), np.expand_dims(b, -1))[..., 0]

@@ -4,13 +4,13 @@ import operator
 import numpy as np
 
 from .helpers import (clip_passes, concat_adjoint, diagonal_adjoint, inverse_permutation,
-                      pad_adjoint, repeat_adjoint, stack_adjoint, take_adjoint,
+                      pad_adjoint, repeat_adjoint, reshape_like, stack_adjoint, take_adjoint,
                       take_along_axis_adjoint, tile_adjoint, unbroadcast, unindex, where_zero)
 from .registry import defexpansion, defvjp, defvjp_argnum, nondifferentiable, primitive
 
 for _f in (np.reshape, np.ravel, np.squeeze, np.expand_dims,
            np.atleast_1d, np.atleast_2d, np.atleast_3d):
-    defvjp(_f, lambda g, ans, x, *args, **kw: np.reshape(g, np.shape(x)))
+    defvjp(_f, lambda g, ans, x, *args, **kw: reshape_like(g, x))
 defvjp(np.transpose,
        lambda g, ans, x, axes=None: np.transpose(g, inverse_permutation(axes, np.ndim(x))))
 defvjp(np.swapaxes, lambda g, ans, x, axis1, axis2: np.swapaxes(g, axis1, axis2))
