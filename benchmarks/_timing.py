@@ -3,7 +3,7 @@ import statistics
 import time
 
 
-def compare(systems, rounds=25, budget=3.0):
+def compare(systems, rounds=60, budget=2.0):
     """Seconds per call of each ``(name, fn)``: a list of ``(name, best, median)``.
 
     The systems take turns, one call each per round, so a machine that speeds

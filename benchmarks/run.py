@@ -2,23 +2,27 @@
 
     python3 benchmarks/run.py
 
-Each workload's first row is its baseline; the ratio column divides each
-system's best time by the baseline's best time from the same run."""
+Each workload's first row is its baseline; the ratio columns divide each
+system's best (and median) time by the baseline's from the same run, in which
+the systems took turns (see ``_timing.compare``)."""
+import jacobian
 import tape_overhead
 
-WORKLOADS = [tape_overhead]
+WORKLOADS = [tape_overhead, jacobian]
 
 
 def print_table(rows):
-    header = ("workload", "system", "best", "median", "ratio")
+    """One line per (workload, system): times, and ratios to the workload's first system."""
+    header = ("workload", "system", "best", "median", "ratio (best)", "ratio (median)")
     baselines = {}
     lines = []
     for workload, system, best, median in rows:
-        base = baselines.setdefault(workload, best)
-        lines.append((workload, system, _ms(best), _ms(median), f"{best / base:.2f}x"))
-    widths = [max(len(str(line[i])) for line in [header] + lines) for i in range(len(header))]
+        base_best, base_median = baselines.setdefault(workload, (best, median))
+        lines.append((workload, system, _ms(best), _ms(median),
+                      f"{best / base_best:.2f}x", f"{median / base_median:.2f}x"))
+    widths = [max(len(line[i]) for line in [header] + lines) for i in range(len(header))]
     for line in [header] + lines:
-        print("  ".join(str(cell).ljust(w) for cell, w in zip(line, widths)).rstrip())
+        print("  ".join(cell.ljust(w) for cell, w in zip(line, widths)).rstrip())
 
 
 def _ms(seconds):
