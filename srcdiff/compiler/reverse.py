@@ -270,7 +270,9 @@ class Reverser:
                     continue
                 syntax = rule_syntax(vjp)
                 self.refs.bind_globals(syntax)
-                expr = syntax.inline(i, g, ans, op.inputs, op.kwargs)
+                inputs = op.inputs if op.fn is not operator.getitem else [
+                    op.inputs[0], _index_value(op.inputs[1])]
+                expr = syntax.inline(i, g, ans, inputs, op.kwargs)
             others = [b for k, b in enumerate(op.inputs) if k != i]
             expr = _simplify(expr, lambda v: self.same_shape(v, a, others, result_scalar))
             if op.fn is operator.getitem:
@@ -371,6 +373,9 @@ class Reverser:
             if isinstance(v, gast.Name) and v.id in self.active:
                 part = gast.Subscript(value=S.name(d), slice=copy.deepcopy(index),
                                       ctx=gast.Load())
+                if self.state.get(x) == OWNED:  # zeroed in place below: take no view of it
+                    part = gast.Call(func=gast.Attribute(value=part, attr="copy",
+                                                         ctx=gast.Load()), args=[], keywords=[])
                 expr = part if self.is_scalar(v) and False else gast.Call(
                     func=self.refs.helper("unbroadcast"), args=[part, S.name(v.id)], keywords=[])
                 code += self.contribute(v.id, expr)
@@ -739,6 +744,16 @@ def _shape_only(code, names):
     for stmt in code:
         visit(stmt, False)
     return (measured - used) & set(names)
+
+
+def _index_value(index):
+    """An index as a value a rule can take (``1:3`` -> ``slice(1, 3, None)``)."""
+    if isinstance(index, gast.Slice):
+        return gast.Call(func=S.name("slice"), keywords=[], args=[
+            S.const(None) if p is None else p for p in (index.lower, index.upper, index.step)])
+    if isinstance(index, gast.Tuple):
+        return gast.Tuple(elts=[_index_value(e) for e in index.elts], ctx=gast.Load())
+    return index
 
 
 def _save(kind, var, value):

@@ -1,0 +1,197 @@
+"""Compiled gradients through calls: NumPy functions, ``math.*`` on Python floats,
+``sd.*`` ops, array methods and attributes, and user functions in this module and
+another one.  Each is checked against the eager tape and finite differences."""
+import math
+
+import numpy as np
+import pytest
+
+import compiler_programs
+import srcdiff as sd
+from compiler_programs import check_grad, scaled_sine
+
+RNG = np.random.default_rng(2)
+X = RNG.uniform(0.5, 1.5, size=(3,))
+M = RNG.uniform(0.5, 1.5, size=(2, 3))
+S = RNG.uniform(0.5, 1.5, size=(3, 3))
+
+
+def ids(v):
+    return getattr(v, "__name__", "")
+
+
+# --- NumPy functions ---
+
+def elementwise(x):
+    return np.sum(np.sin(x) * np.cos(x) + np.exp(-x) + np.log(x) + np.sqrt(x) + np.tanh(x)
+                  + np.square(x) + np.power(x, 3) + np.arctan(x) + np.log1p(x))
+
+
+def reductions(m):
+    return (np.sum(m, axis=0) @ np.mean(m, axis=0) + np.max(m) + np.prod(np.min(m, axis=1))
+            + np.var(m) + np.linalg.norm(m))
+
+
+def keyword_arguments(m):
+    kept = np.sum(m, axis=1, keepdims=True)
+    return np.sum(np.mean(m * kept, axis=-1) ** 2)
+
+
+def shape_functions(m, x):
+    stacked = np.stack([x, x * 2.0])
+    joined = np.concatenate([m, stacked], axis=0)
+    column = np.reshape(joined, (-1, 1))
+    tiled = np.transpose(np.tile(x, (2, 1)))
+    return np.sum(column * 0.5) + np.sum(tiled @ m) + np.sum(np.expand_dims(x, 0) * m)
+
+
+def linear_algebra(s, x):
+    y = np.dot(s, x) + np.matmul(s, s) @ x
+    z = np.linalg.solve(s + 3.0 * np.eye(3), x)
+    return np.sum(y * z) + np.trace(s) + np.einsum("ij,j->", s, x)
+
+
+def selection(x):
+    y = np.where(x > 1.0, x * 2.0, np.sin(x))
+    return np.sum(np.maximum(y, 1.2) + np.clip(x, 0.7, 1.3) + np.abs(x - 1.0))
+
+
+@pytest.mark.parametrize("f, args, wrt", [
+    (elementwise, (X,), 0),
+    (reductions, (M,), 0),
+    (keyword_arguments, (M,), 0),
+    (shape_functions, (M, X), (0, 1)),
+    (linear_algebra, (S, X), (0, 1)),
+    (selection, (X,), 0),
+], ids=ids)
+def test_numpy_functions(f, args, wrt):
+    check_grad(f, args, wrt)
+
+
+# --- math.* on Python floats ---
+
+def math_functions(a, b):
+    c = math.sin(a) * math.exp(b) + math.log(a + b) - math.sqrt(b)
+    return c * math.tanh(a) + math.cos(a * b) + a ** 2 / math.pi
+
+
+def math_and_arrays(x, a):
+    return np.sum(x * math.sin(a)) + math.cosh(a) * a
+
+
+@pytest.mark.parametrize("f, args, wrt", [
+    (math_functions, (0.4, 0.9), (0, 1)),
+    (math_and_arrays, (X, 0.4), (0, 1)),
+], ids=ids)
+def test_math_on_python_floats(f, args, wrt):
+    # math.sin(tensor) is a plain float on the eager tape (as in TensorFlow): no eager reference
+    check_grad(f, args, wrt, eager=False)
+
+
+# --- sd.* ops ---
+
+def srcdiff_ops(m, x):
+    h = sd.nn.sigmoid(sd.matmul(m, sd.expand_dims(x, 1)))
+    s = sd.reduce_sum(sd.square(h)) + sd.reduce_mean(sd.exp(x))
+    t = sd.math.log(sd.reduce_sum(sd.nn.softmax(m, axis=-1) * m))
+    return s + t + sd.reduce_logsumexp(x) + sd.nn.l2_loss(sd.tanh(m))
+
+
+def srcdiff_keywords(m):
+    p = sd.matmul(m, m, transpose_b=True)
+    return sd.reduce_max(sd.reduce_sum(p, axis=1, keepdims=True)) + sd.reduce_sum(
+        sd.pow(m, 2.0) * sd.maximum(m, 1.0))
+
+
+def srcdiff_reshape(m):
+    return sd.reduce_sum(sd.reshape(m, (3, 2))[0])
+
+
+def srcdiff_transpose_perm(m):
+    return sd.reduce_sum(sd.transpose(m, perm=[1, 0])[0])
+
+
+def srcdiff_concat_stack(m):
+    return sd.reduce_sum(sd.concat([m, m * m], axis=0) * sd.stack([m, m], axis=0)[0, 0])
+
+
+@pytest.mark.parametrize("f, args, wrt", [
+    (srcdiff_ops, (M, X), (0, 1)),
+    (srcdiff_keywords, (M,), 0),
+    (srcdiff_reshape, (M,), 0),
+    (srcdiff_transpose_perm, (M,), 0),
+    (srcdiff_concat_stack, (M,), 0),
+], ids=ids)
+def test_srcdiff_ops(f, args, wrt):
+    check_grad(f, args, wrt)
+
+
+# --- array methods and attributes ---
+
+def methods(m, x):
+    a = m.sum(axis=0)
+    b = m.T
+    c = m.reshape(3, 2)
+    d = m.reshape((6,))
+    e = x.dot(a) + x.dot(b).sum()
+    return e + c.mean() + (d ** 2).sum() + m.max() + c.transpose().prod() + m.var()
+
+
+def attributes(m):
+    rows = m.shape[0]
+    scale = 1.0 / m.size + m.ndim
+    return np.sum(m.T @ m) * scale / rows + m.flatten().min() + m.ravel().std()
+
+
+def copies(x):
+    y = x.copy()
+    z = np.copy(x)
+    return np.sum(y * z * x.astype(np.float64))
+
+
+@pytest.mark.parametrize("f, args, wrt", [
+    (methods, (M, X), (0, 1)),
+    (attributes, (M,), 0),
+    (copies, (X,), 0),
+], ids=ids)
+def test_array_methods(f, args, wrt):
+    check_grad(f, args, wrt)
+
+
+# --- user functions ---
+
+def square_plus(x, c):
+    y = x * x
+    return y + c
+
+
+def calls_same_module(x, c):
+    y = square_plus(x, c)
+    z = square_plus(np.sin(y), 1.0)  # the same callee, with a different active mask
+    return np.sum(z * square_plus(c, x))
+
+
+def calls_other_module(x, c):
+    y = scaled_sine(x, c)
+    return np.sum(compiler_programs.soft_clip(y, 2.0) * y)
+
+
+def calls_nested(x):
+    return np.sum(calls_same_module(x, x * 0.5) + square_plus(x, 0.0))
+
+
+def constant_argument_call(x):
+    scale = square_plus(2.0, 1.0)  # no active input: the callee needs no adjoint
+    return np.sum(square_plus(x, scale))
+
+
+@pytest.mark.parametrize("f, args, wrt", [
+    (calls_same_module, (X, 0.3), (0, 1)),
+    (calls_same_module, (X, X[::-1].copy()), 1),
+    (calls_other_module, (X, 1.3), (0, 1)),
+    (calls_other_module, (X * 3, 1.3), 0),
+    (calls_nested, (X,), 0),
+    (constant_argument_call, (X,), 0),
+], ids=ids)
+def test_user_functions(f, args, wrt):
+    check_grad(f, args, wrt)
