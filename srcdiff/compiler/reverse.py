@@ -57,10 +57,17 @@ class Reverser:
         self.active = activity(body, self.wrt, self.describe) | set(self.wrt)
         self.scalars = _scalar_names(body, scalars, self.describe, parsed.params)
         self.ints = _int_names(body)
+        self.sequences = {t for t, op in self._assigned_ops() if op.kind == "pack"}
         self.adjoints = {}
         self.plan = Plan()
         self.order, self.loops_of = _positions(body)
         self.stacks = {}
+        self.fresh_names = {}  # (statement, purpose) -> name: the dry run and the real one agree
+
+    def _assigned_ops(self):
+        for st in assignments(self.body):
+            if isinstance(st, gast.Assign) and isinstance(st.targets[0], gast.Name):
+                yield st.targets[0].id, self.ops[id(st)]
 
     # ------------------------------------------------------------ entry point
     def run(self):
@@ -80,6 +87,13 @@ class Reverser:
         self.measured = _shape_only(backward[0], self.reads)
         forward = self.forward_body(ret)
         return forward, backward
+
+    def fresh(self, s, hint):
+        """A new name for ``hint`` at statement ``s``, the same on every run."""
+        key = (id(s), hint)
+        if key not in self.fresh_names:
+            self.fresh_names[key] = self.names.fresh(hint)
+        return self.fresh_names[key]
 
     def adjoint(self, name):
         if name not in self.adjoints:
@@ -169,7 +183,7 @@ class Reverser:
         if x not in self.active or self.state.get(x, UNSET) == UNSET:
             return restore
         inputs = [a.id for a in op.inputs if isinstance(a, gast.Name)]
-        if op.kind in ("unknown", "pack", "opaque") and set(inputs) & self.active:
+        if op.kind in ("unknown", "opaque") and set(inputs) & self.active:
             raise self.no_rule(s, op)
         g, ans = S.name(self.adjoint(x)), S.name(x)
         pre = []
@@ -177,7 +191,7 @@ class Reverser:
         if self_reference and save:
             # the inputs must see the old value: restore first, keep the new one as ans
             if self.reads_answer(op):
-                kept = self.names.fresh(x + "_out")
+                kept = self.fresh(s, x + "_new")
                 pre.append(S.assign(kept, S.name(x)))
                 ans = S.name(kept)
             pre.append(restore.pop())
@@ -217,7 +231,7 @@ class Reverser:
             self.state[t] = UNSET
         code = []
         if restores and len(live) < len(targets):  # the zeros measure values about to change
-            results = self.names.fresh("d_" + (op.fn.__name__ if op.fn else "call"))
+            results = self.fresh(s, "d_" + (op.fn.__name__ if op.fn else "call"))
             code, douts = [S.assign(results, douts)], S.name(results)
         code += restores
         if split is not None:  # the pieces of x: its adjoint is theirs joined back
@@ -251,8 +265,14 @@ class Reverser:
             return out
         if op.kind == "call":
             return self.call_contributions(s, op, g)
+        if op.kind == "pack":  # seq = [a, b]: the adjoint of seq is the list [da, db]
+            return [(a.id, gast.Subscript(value=g, slice=S.const(k), ctx=gast.Load()))
+                    for k, a in enumerate(op.inputs)
+                    if isinstance(a, gast.Name) and a.id in self.active]
         if op.kind != "primitive":
             return out
+        if op.fn is operator.getitem and getattr(op.inputs[0], "id", None) in self.sequences:
+            return [(op.inputs[0].id, _ListItem(op.inputs[1], g))]
         result_scalar = all(self.is_scalar(a) for a in op.inputs)
         for i, a in enumerate(op.inputs):
             names = ([a] if isinstance(a, gast.Name) else [])
@@ -317,7 +337,7 @@ class Reverser:
         active = [a for a in op.inputs if isinstance(a, gast.Name) and a.id in self.active]
         if len(active) == 1:
             return [(active[0].id, adjoint)]
-        results = self.names.fresh("d_" + unit.name)
+        results = self.fresh(s, "d_" + unit.name)
         self.pending_pre = S.assign(results, adjoint)
         out = [(a.id, gast.Subscript(value=S.name(results), slice=S.const(k), ctx=gast.Load()))
                for k, a in enumerate(active)]
@@ -338,6 +358,12 @@ class Reverser:
         if isinstance(expr, _Prefixed):
             pre, expr = [expr.stmt], expr.expr
         state = self.state.get(v, UNSET)
+        if isinstance(expr, _ListItem):  # one element of a list's adjoint
+            code = pre
+            if state == UNSET:
+                code.append(S.assign(d, self.zeros(v)))
+            self.state[v] = OWNED
+            return code + [expr.add_to(d)]
         if isinstance(expr, _Scatter):
             if state == OWNED:  # add into our own array: no full-size temporary per read
                 return pre + [expr.in_place(d, self.is_basic(expr.index))]
@@ -510,6 +536,8 @@ class Reverser:
     def zeros(self, name):
         if name in self.scalars:
             return S.const(0.0)
+        if name in self.sequences:
+            return S.expr(f"[np.zeros_like(item) for item in {name}]")
         return gast.Call(func=S.expr("np.zeros_like"), args=[S.name(name)], keywords=[])
 
     def no_rule(self, s, op):
@@ -705,6 +733,20 @@ class _Scatter:
             return gast.AugAssign(target=target, op=gast.Add(), value=copy.deepcopy(self.g))
         return gast.Expr(value=gast.Call(func=S.expr("np.add.at"), args=[
             S.name(d), copy.deepcopy(self.index), copy.deepcopy(self.g)], keywords=[]))
+
+
+class _ListItem:
+    """The adjoint of ``seq[index]`` for a list ``seq``: added into its slot of ``dseq``."""
+
+    def __init__(self, index, g):
+        self.index = index
+        self.g = g
+
+    def add_to(self, d):
+        slot = gast.Subscript(value=S.name(d), slice=copy.deepcopy(self.index), ctx=gast.Load())
+        store = gast.Subscript(value=S.name(d), slice=copy.deepcopy(self.index),
+                               ctx=gast.Store())
+        return S.assign(store, gast.BinOp(left=slot, op=gast.Add(), right=copy.deepcopy(self.g)))
 
 
 class _Prefixed:
