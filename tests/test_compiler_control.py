@@ -202,9 +202,7 @@ def nested_loops(m):
     (loop_range_bounds, (X,), 0),
     (loop_over_array, (M,), 0),
     (loop_over_list, (X,), 0),
-    pytest.param(loop_over_list_of_arrays, (X,), 0, marks=pytest.mark.xfail(
-        strict=True, reason="a list holding active arrays raises CompileError (no adjoint "
-                            "for 'pack')")),
+    (loop_over_list_of_arrays, (X,), 0),
     (loop_zip_enumerate, (X, M), (0, 1)),
     (loop_carried_overwrites, (X,), 0),
     (nested_loops, (M,), 0),
