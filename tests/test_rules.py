@@ -281,7 +281,7 @@ EXAMPLES = {
     math.pow: [ex(Arg(None, lo=0.5, hi=2.0), Arg(None))],
     math.atan2: [ex(Arg(None), Arg(None))],
     math.hypot: [ex(Arg(None), Arg(None))],
-    abs: scalar(),
+    abs: scalar(), float: scalar(),
 }
 
 def builtin_rules():

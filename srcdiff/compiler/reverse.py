@@ -118,6 +118,8 @@ class Reverser:
         primal = set(self.parsed.params) | {n.id for s in assignments(self.body)
                                              for n in gast.walk(s) if isinstance(n, gast.Name)
                                              and isinstance(n.ctx, gast.Store)}
+        primal |= {loop.target.id for loop in _walk_loops(self.body)
+                   if isinstance(loop, gast.For)}
         loaded = set()
         for s in code:
             loaded |= S.loaded_names(s)

@@ -132,4 +132,5 @@ defvjp(math.asinh, lambda g, ans, x: g / math.sqrt(x ** 2 + 1))
 defvjp(math.acosh, lambda g, ans, x: g / math.sqrt(x ** 2 - 1))
 defvjp(math.atanh, lambda g, ans, x: g / (1 - x ** 2))
 defvjp(abs, lambda g, ans, x: g * np.sign(x))
+defvjp(float, lambda g, ans, x: g)  # float(x) of a one-element array: the same number
 nondifferentiable(math.floor, math.ceil, math.trunc, round, int, bool, len)
