@@ -21,6 +21,7 @@ from ._recording import STATE
 from .compiler.errors import CompileError
 from .compiler.parse import parse_function
 from .compiler.unit import CACHE
+from .ops.array_ops import identity
 from .rules.registry import Rule
 from .tape import GradientTape
 from .tensor import Tensor, Variable, _ArrayLike, _raw, apply
@@ -152,11 +153,14 @@ class _CompiledCall:
 
     def _eager_vjp(self, g, inputs):
         positions = [k for k, a in enumerate(self.active) if a]
-        sources = [inputs[k] if k < len(self.args) else self.variables[k - len(self.args)][1]
+        # a copy per argument: f(x, x) has two sources, each with its own adjoint
+        args = [identity(a) if k in positions else a
+                for k, a in enumerate(inputs[:len(self.args)])]
+        sources = [args[k] if k < len(self.args) else self.variables[k - len(self.args)][1]
                    for k in positions]
         with GradientTape() as tape:
             tape.watch(sources)
-            y = self.function.python_function(*inputs[:len(self.args)])
+            y = self.function.python_function(*args)
         grads = tape.gradient(y, sources, output_gradients=g)
         return dict(zip(positions, grads))
 

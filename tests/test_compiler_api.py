@@ -1,0 +1,192 @@
+"""The compiler's functional API: sd.grad's wrt forms, shapes and dtypes, inputs left
+alone, the scalar-output error; sd.value_and_grad, sd.vjp and sd.jacobian against
+finite differences."""
+import numpy as np
+import pytest
+
+import srcdiff as sd
+from compiler_programs import check_grad, finite_difference
+from util import numerical_jacobian
+
+RNG = np.random.default_rng(4)
+W = RNG.normal(size=(2, 3))
+X = RNG.normal(size=(3,))
+
+
+def loss(W, x, scale):
+    h = np.tanh(W @ x)
+    return np.sum(h ** 2) * scale
+
+
+def layer(W, x):
+    return np.tanh(W @ x)
+
+
+# --- wrt ---
+
+@pytest.mark.parametrize("wrt, positions", [
+    (0, [0]), (1, [1]), (-2, [1]), ("W", [0]), ("x", [1]), ("scale", [2]),
+    ((0, 1), [0, 1]), (("x", "W"), [1, 0]), ((1, "scale", 0), [1, 2, 0]),
+])
+def test_wrt_forms(wrt, positions):
+    args = (W, X, 1.5)
+    grads = sd.grad(loss, wrt)(*args)
+    many = isinstance(wrt, tuple)
+    assert isinstance(grads, tuple) == many
+    for g, i in zip(grads if many else (grads,), positions):
+        np.testing.assert_allclose(g, finite_difference(loss, args, i), rtol=1e-6, atol=1e-8)
+
+
+def test_wrt_default_is_the_first_argument():
+    np.testing.assert_allclose(sd.grad(loss)(W, X, 1.0), sd.grad(loss, 0)(W, X, 1.0))
+
+
+@pytest.mark.parametrize("wrt", [3, -4, "y", (0, "nope")])
+def test_wrt_not_a_parameter(wrt):
+    with pytest.raises(ValueError, match="parameter"):
+        sd.grad(loss, wrt)(W, X, 1.0)
+
+
+# --- shapes, dtypes, inputs ---
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+def test_gradient_has_the_arguments_dtype_and_shape(dtype):
+    w, x = W.astype(dtype), X.astype(dtype)
+    dw, dx = sd.grad(loss, (0, 1))(w, x, 2.0)
+    assert (dw.dtype, dw.shape) == (np.dtype(dtype), w.shape)
+    assert (dx.dtype, dx.shape) == (np.dtype(dtype), x.shape)
+    np.testing.assert_allclose(dw, finite_difference(loss, (W, X, 2.0), 0), rtol=1e-4,
+                               atol=1e-5)
+
+
+def broadcast_into_scalar(a, x):
+    return np.sum(a * x)
+
+
+def test_gradient_of_a_broadcast_argument_has_its_shape():
+    check_grad(broadcast_into_scalar, (np.array(0.5), X), (0, 1))
+    check_grad(broadcast_into_scalar, (np.ones((1, 3)), np.ones((2, 3))), (0, 1))
+    check_grad(broadcast_into_scalar, (0.5, X), (0, 1))
+
+
+def writes_its_input(x):
+    x[0] = x[0] * 3.0
+    x *= 2.0
+    return np.sum(x * x)
+
+
+def test_inputs_are_never_modified():
+    x = X.copy()
+    g = sd.grad(writes_its_input)(x)
+    np.testing.assert_array_equal(x, X)
+    np.testing.assert_allclose(g, finite_difference(writes_its_input, (X,), 0), rtol=1e-6)
+    y, _ = sd.value_and_grad(writes_its_input)(x)
+    np.testing.assert_array_equal(x, X)
+    assert y == pytest.approx(writes_its_input(X.copy()))
+
+
+def test_tensors_and_variables_are_accepted():
+    g = sd.grad(loss, (0, 1))(sd.constant(W), sd.Variable(X), 1.0)
+    np.testing.assert_allclose(g[1], finite_difference(loss, (W, X, 1.0), 1), rtol=1e-6)
+
+
+# --- non-scalar output ---
+
+def test_non_scalar_output_is_a_clear_error():
+    with pytest.raises(ValueError, match="scalar") as info:
+        sd.grad(layer)(W, X)
+    assert "vjp" in str(info.value) and "jacobian" in str(info.value)
+    assert "(2,)" in str(info.value)
+
+
+# --- value_and_grad, vjp, jacobian ---
+
+def test_value_and_grad():
+    value, (dw, dx) = sd.value_and_grad(loss, (0, 1))(W, X, 0.5)
+    assert value == pytest.approx(loss(W, X, 0.5))
+    np.testing.assert_allclose(dw, finite_difference(loss, (W, X, 0.5), 0), rtol=1e-6)
+    np.testing.assert_allclose(dx, finite_difference(loss, (W, X, 0.5), 1), rtol=1e-6)
+
+
+def test_vjp_against_finite_differences():
+    y, pullback = sd.vjp(layer, W, X)
+    np.testing.assert_allclose(y, layer(W, X))
+    dy = RNG.normal(size=y.shape)
+    dw, dx = pullback(dy)
+    jw = numerical_jacobian(lambda w: layer(w, X), W)
+    jx = numerical_jacobian(lambda x: layer(W, x), X)
+    np.testing.assert_allclose(dw, np.tensordot(dy, jw, axes=1), rtol=1e-6, atol=1e-8)
+    np.testing.assert_allclose(dx, np.tensordot(dy, jx, axes=1), rtol=1e-6, atol=1e-8)
+    # the pullback may be used again, with another cotangent
+    np.testing.assert_allclose(pullback(2 * dy)[1], 2 * dx, rtol=1e-12)
+
+
+def count_rows(m, n):
+    return m[:n] * 2.0
+
+
+def test_vjp_of_non_float_arguments_is_none():
+    y, pullback = sd.vjp(count_rows, W, 1)
+    dm, dn = pullback(np.ones_like(y))
+    assert dn is None
+    np.testing.assert_allclose(dm, np.array([[2.0] * 3, [0.0] * 3]))
+
+
+def test_vjp_cotangent_shape_is_checked():
+    _, pullback = sd.vjp(layer, W, X)
+    with pytest.raises(ValueError, match="shape"):
+        pullback(np.ones(3))
+
+
+def test_jacobian_against_finite_differences():
+    jw, jx = sd.jacobian(layer, (0, 1))(W, X)
+    assert jw.shape == (2, 2, 3) and jx.shape == (2, 3)
+    np.testing.assert_allclose(jw, numerical_jacobian(lambda w: layer(w, X), W), rtol=1e-6,
+                               atol=1e-8)
+    np.testing.assert_allclose(jx, numerical_jacobian(lambda x: layer(W, x), X), rtol=1e-6,
+                               atol=1e-8)
+    np.testing.assert_allclose(sd.jacobian(layer, "x")(W, X), jx)
+
+
+def matrix_valued(x):
+    return np.outer(x, np.sin(x))
+
+
+def test_jacobian_of_a_matrix_output():
+    j = sd.jacobian(matrix_valued)(X)
+    assert j.shape == (3, 3, 3)
+    np.testing.assert_allclose(j, numerical_jacobian(matrix_valued, X), rtol=1e-6, atol=1e-8)
+
+
+def test_verbose_prints_the_adjoint_source(capsys):
+    sd.grad(loss, verbose=True)
+    printed = capsys.readouterr().out
+    assert printed.strip() == sd.adjoint_source(loss).strip()
+    assert "def loss_backward" in printed
+
+
+def running_products(x):
+    out = x * 1.0
+    for i in range(1, 4):
+        s = np.sum(out * out)  # reads the whole array, which the loop then overwrites
+        out[i] = s * x[i]
+    return out
+
+
+def test_pullback_replays_and_leaves_the_value_alone():
+    # the backward pass pops stacks and restores overwritten elements: a second
+    # pullback must see the same tape, and the returned value must not change
+    x = RNG.uniform(0.2, 0.5, size=4)
+    y, pullback = sd.vjp(running_products, x)
+    value = y.copy()
+    first = pullback(np.ones(4))[0]
+    np.testing.assert_array_equal(y, value)
+    np.testing.assert_allclose(first, np.ones(4) @ numerical_jacobian(running_products, x),
+                               rtol=1e-6)
+    np.testing.assert_allclose(pullback(np.ones(4))[0], first, rtol=1e-12)
+
+
+def test_jacobian_of_a_loop():
+    x = RNG.uniform(0.2, 0.5, size=4)
+    np.testing.assert_allclose(sd.jacobian(running_products)(x),
+                               numerical_jacobian(running_products, x), rtol=1e-6, atol=1e-9)
