@@ -57,7 +57,9 @@ def _prepare(fn, args, positions):
 
 
 def _like(g, arg):
-    """A gradient with its argument's shape and dtype."""
+    """A gradient with its argument's shape and dtype (zeros where it is unconnected)."""
+    if g is None:
+        g = 0.0
     if _is_scalar(arg):
         return float(np.real(g)) if not isinstance(arg, complex) else complex(g)
     arg = np.asarray(arg)

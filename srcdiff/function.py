@@ -145,10 +145,17 @@ class _CompiledCall:
             if isinstance(g, _ArrayLike):  # an outer tape records this: differentiate eagerly
                 grads = self._eager_vjp(g, inputs)
             else:
-                grads = self.unit.backward(self.saved, g)
-                grads = grads if sum(self.active) > 1 else (grads,)
-                grads = dict(zip([k for k, a in enumerate(self.active) if a], grads))
+                grads = _backward(self.unit, self.saved, g, self.active)
             self._last = (g, grads)
+        if i not in grads and not self.active[i] and _differentiable(inputs[i]):
+            # A source the tape never watched, asked for as an input of this call: as in
+            # TensorFlow, it gets its gradient. Compile with it active, forward again.
+            active = tuple(a or k == i for k, a in enumerate(self.active))
+            raw = [_raw(v) for v in inputs]
+            unit = self.function._unit(active, tuple(_is_scalar(v) for v in raw),
+                                       tuple(expr for expr, _ in self.variables))
+            grads = dict(grads)
+            grads[i] = _backward(unit, unit.forward(*raw)[1], _raw(g), active).get(i)
         return grads.get(i)
 
     def _eager_vjp(self, g, inputs):
@@ -163,6 +170,13 @@ class _CompiledCall:
             y = self.function.python_function(*args)
         grads = tape.gradient(y, sources, output_gradients=g)
         return dict(zip(positions, grads))
+
+
+def _backward(unit, saved, g, active):
+    """The compiled adjoints of the active inputs, by input position."""
+    grads = unit.backward(saved, g)
+    grads = grads if sum(active) > 1 else (grads,)
+    return dict(zip([k for k, a in enumerate(active) if a], grads))
 
 
 def function(fn=None, *, fallback=None):

@@ -346,6 +346,8 @@ class GradientTape:
                     d = _conjugate_vjp(vjp, g, ans, values, kwargs, values[i])
                 else:
                     d = vjp(g, ans, *values, **kwargs)
+                if d is None:  # a compiled adjoint found no path to this input
+                    continue
                 previous = get(key)  # _accumulate, inlined: this is the hottest loop
                 grads[key] = d if previous is None else previous + d
         return [get(id(s)) for s in sources]

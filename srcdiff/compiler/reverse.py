@@ -58,6 +58,9 @@ class Reverser:
         self.scalars = _scalar_names(body, scalars, self.describe, parsed.params)
         self.ints = _int_names(body)
         self.sequences = {t for t, op in self._assigned_ops() if op.kind == "pack"}
+        self.written = {st.targets[0].value.id for st in assignments(body)
+                        if isinstance(st, gast.Assign) and isinstance(st.targets[0],
+                                                                      gast.Subscript)}
         self.adjoints = {}
         self.plan = Plan()
         self.order, self.loops_of = _positions(body)
@@ -110,11 +113,9 @@ class Reverser:
         self.reads_at = {}  # primal name -> statements whose adjoint code reads it
         code = self.reverse_block(self.body[:-1])
         results = []
-        for p in self.wrt:
-            d = self.adjoint(p)
-            if self.state.get(p, UNSET) == UNSET:
-                code.append(S.assign(d, self.zeros(p)))
-            results.append(S.name(d))
+        for p in self.wrt:  # None: no path from p to the result (TensorFlow's "unconnected")
+            untouched = self.state.get(p, UNSET) == UNSET
+            results.append(S.const(None) if untouched else S.name(self.adjoint(p)))
         primal = set(self.parsed.params) | {n.id for s in assignments(self.body)
                                              for n in gast.walk(s) if isinstance(n, gast.Name)
                                              and isinstance(n.ctx, gast.Store)}
@@ -642,6 +643,15 @@ class Reverser:
         result = copy.deepcopy(ret.value)
         code.append(gast.Return(value=gast.Tuple(elts=[result, tape_value], ctx=gast.Load())))
         return code
+
+    def consumed(self):
+        """What the backward pass changes in place: its stacks, and arrays whose
+        overwritten elements it restores."""
+        stacks = [v for v in self.tape_names if v in self.plan.stacks
+                  or v in self.plan.counter_stacks.values()]
+        written = sorted({name for (_, name), (kind, _) in self.plan.saves.items()
+                          if name in self.written and name in self.tape_names})
+        return stacks + written
 
     def kept(self, name):
         """What the forward pass keeps of ``name``: the value, or only its shape."""

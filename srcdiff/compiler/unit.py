@@ -161,11 +161,12 @@ def compile_unit(fn, active, scalars, cache, lifted=()):
             seen.add(out.id)
     tape_names = reverser.tape_names
     if tape_names:
-        target = gast.Tuple(elts=[S.name(n, gast.Store()) for n in tape_names] +
-                            ([] if len(tape_names) > 1 else []), ctx=gast.Store())
-        if len(tape_names) == 1:
-            target = gast.Tuple(elts=[S.name(tape_names[0], gast.Store())], ctx=gast.Store())
-        unpack.insert(0, gast.Assign(targets=[target], value=S.name("tape"), type_comment=None))
+        target = gast.Tuple(elts=[S.name(n, gast.Store()) for n in tape_names], ctx=gast.Store())
+        # The backward pass pops stacks and restores written elements: it works on
+        # copies, so a tape can be replayed (persistent tapes, Jacobian rows).
+        copies = [S.assign(n, S.expr(f"{n}.copy()")) for n in reverser.consumed()]
+        unpack[:0] = [gast.Assign(targets=[target], value=S.name("tape"),
+                                  type_comment=None)] + copies
     body = unpack + backward_code + [gast.Return(value=result)]
     backward = gast.FunctionDef(
         name=f"{name}_backward",
