@@ -103,3 +103,11 @@ def soft_clip(x, limit):
         else:
             y = y * 1.1
     return y
+
+
+def helper_with_try(x):
+    """A helper the compiler cannot transform: the error points into this file."""
+    try:
+        return x * 2.0
+    except ValueError:
+        return x

@@ -134,7 +134,7 @@ def compile_unit(fn, active, scalars, cache, lifted=()):
             return cache.get(callee, mask, callee_scalars)
         except CompileError as exc:
             if exc.filename is None:
-                raise parsed.source_map.error(at, str(exc)) from None
+                raise parsed.source_map.error(at, exc.message, exc.hint) from None
             raise
 
     reverser = Reverser(parsed, node.body, wrt, names, refs, compile_call, scalar_params)

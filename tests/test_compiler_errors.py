@@ -1,0 +1,206 @@
+"""Python the compiler cannot transform raises sd.CompileError naming the file, line
+and column, quoting the source line with a caret, and saying what to do instead;
+``@sd.function(fallback="eager")`` runs such a function on the eager tape."""
+import inspect
+import math
+import warnings
+
+import numpy as np
+import pytest
+
+import compiler_programs
+import srcdiff as sd
+from compiler_programs import finite_difference
+
+X = np.array([0.5, 1.0, 1.5])
+
+_made = {}
+exec("def made_by_exec(x):\n    return x * 2.0\n", _made)  # a function without source
+made_by_exec = _made["made_by_exec"]
+
+
+def generator(x):
+    yield x * 2.0
+
+
+def uses_try(x):
+    try:
+        y = x * 2.0
+    except ValueError:
+        y = x
+    return np.sum(y)
+
+
+COUNTER = 0
+
+
+def writes_global(x):
+    global COUNTER
+    COUNTER = COUNTER + 1
+    return np.sum(x)
+
+
+def make_nonlocal_writer():
+    calls = 0
+
+    def writes_nonlocal(x):
+        nonlocal calls
+        calls = calls + 1
+        return np.sum(x)
+    return writes_nonlocal
+
+
+def uses_lambda(x):
+    double = lambda v: v * 2.0  # noqa: E731
+    return np.sum(double(x))
+
+
+def nested_def(x):
+    def double(v):
+        return v * 2.0
+    return np.sum(double(x))
+
+
+def no_source(x):
+    y = made_by_exec(x)
+    return np.sum(y)
+
+
+def no_rule(x):
+    y = np.i0(x)
+    return np.sum(y)
+
+
+def uses_with(x):
+    with np.errstate(all="ignore"):
+        y = x * 2.0
+    return np.sum(y)
+
+
+def list_comprehension(x):
+    ys = [v * 2.0 for v in x]
+    return np.sum(ys)
+
+
+def calls_a_bad_helper(x):
+    return np.sum(compiler_programs.helper_with_try(x))
+
+
+CASES = {
+    # function: (text at the error, words of the message, words of the advice)
+    generator: ("yield x", "generators are not supported", "Return a list"),
+    uses_try: ("try:", "'try' is not supported", "outside the function"),
+    writes_global: ("global COUNTER", "'global' is not supported", "Return the value"),
+    make_nonlocal_writer(): ("nonlocal calls", "'nonlocal' is not supported",
+                             "Return the value"),
+    uses_lambda: ("lambda v", "lambda is not supported", "Define it with 'def'"),
+    nested_def: ("def double", "nested 'def' is not supported", "module level"),
+    no_source: ("made_by_exec(x)", "cannot read the source of made_by_exec",
+                "exec() have no source"),
+    no_rule: ("np.i0(x)", "cannot differentiate numpy.i0: it has no derivative rule",
+              "sd.register_gradient"),
+    uses_with: ("with np.errstate", "'with' is not supported", "outside the function"),
+    list_comprehension: ("[v * 2.0 for v in x]", "comprehension", "for"),
+}
+
+
+def location(fn, text):
+    """(file, line, column) of ``text`` in ``fn``'s source, 1-based."""
+    lines, first = inspect.getsourcelines(fn)
+    for k, line in enumerate(lines):
+        if text in line:
+            return inspect.getsourcefile(fn), first + k, line.index(text) + 1
+    raise AssertionError(f"{text!r} is not in {fn.__name__}")
+
+
+def check_message(error, fn, text):
+    """The message names the file and line, quotes the line, and puts a caret under it
+    (at the statement's start or at ``text`` itself)."""
+    filename, line, col = location(fn, text)
+    source_line = open(filename).read().splitlines()[line - 1]
+    message = str(error)
+    assert message.startswith(f'File "{filename}", line {line}, column ')
+    assert (error.filename, error.lineno) == (filename, line)
+    lines = message.splitlines()
+    quoted = lines.index("    " + source_line.strip())
+    caret = lines[quoted + 1]
+    assert caret.strip() == "^"
+    indent = len(source_line) - len(source_line.lstrip())
+    caret_col = caret.index("^") - 4 + indent + 1
+    assert caret_col == error.col + 1
+    assert caret_col in (indent + 1, col)  # the statement or the construct itself
+    assert f"column {caret_col}:" in lines[0]
+
+
+@pytest.mark.parametrize("fn", list(CASES), ids=lambda f: f.__name__)
+def test_unsupported_construct(fn):
+    text, what, advice = CASES[fn]
+    with pytest.raises(sd.CompileError) as info:
+        sd.grad(fn)(X)
+    check_message(info.value, fn, text)
+    assert what in str(info.value)
+    assert advice in str(info.value)
+
+
+def test_the_error_points_into_the_callees_module():
+    with pytest.raises(sd.CompileError) as info:
+        sd.grad(calls_a_bad_helper)(X)
+    check_message(info.value, compiler_programs.helper_with_try, "try:")
+
+
+def test_a_function_without_a_rule_on_an_inactive_value_is_fine():
+    # np.i0 is only a problem when a gradient must flow through it
+    def weighted(x, w):
+        return np.sum(x * np.i0(w))
+    g = sd.grad(weighted, 0)(X, X)
+    np.testing.assert_allclose(g, np.i0(X))
+
+
+def test_errors_are_compile_errors_with_their_parts():
+    with pytest.raises(sd.CompileError) as info:
+        sd.grad(uses_try)(X)
+    error = info.value
+    assert isinstance(error, Exception)
+    assert error.hint and error.hint in str(error)
+    assert error.line.strip() == "try:"
+
+
+# --- fallback="eager" ---
+
+def math_then_try(x):
+    try:
+        y = np.sin(x) * x
+    except ValueError:
+        y = x
+    return np.sum(y)
+
+
+def test_fallback_runs_eagerly_with_one_warning():
+    f = sd.function(math_then_try, fallback="eager")
+    with pytest.warns(UserWarning, match="eager") as record:
+        value = f(X)
+    assert len(record) == 1
+    assert "'try' is not supported" in str(record[0].message)
+    assert value == pytest.approx(math_then_try(X))
+    x = sd.constant(X)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # no second warning
+        with sd.GradientTape() as tape:
+            tape.watch(x)
+            y = f(x)
+        dx = tape.gradient(y, x)
+    np.testing.assert_allclose(dx, finite_difference(math_then_try, (X,), 0), rtol=1e-6)
+
+
+def test_without_fallback_the_error_is_raised():
+    f = sd.function(math_then_try)
+    with pytest.raises(sd.CompileError, match="'try' is not supported"):
+        f(X)
+    with pytest.raises(ValueError, match="fallback"):
+        sd.function(math_then_try, fallback="tape")
+
+
+def test_math_module_functions_are_not_mistaken_for_user_code():
+    def uses_math(a):
+        return math.sin(a) * a
+    assert sd.grad(uses_math)(0.3) == pytest.approx(math.cos(0.3) * 0.3 + math.sin(0.3))
