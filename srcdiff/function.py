@@ -147,7 +147,7 @@ class _CompiledCall:
             else:
                 grads = _backward(self.unit, self.saved, g, self.active)
             self._last = (g, grads)
-        if i not in grads and not self.active[i] and _differentiable(inputs[i]):
+        if i not in grads and not self.active[i] and _floating(inputs[i]):
             # A source the tape never watched, asked for as an input of this call: as in
             # TensorFlow, it gets its gradient. Compile with it active, forward again.
             active = tuple(a or k == i for k, a in enumerate(self.active))
@@ -194,6 +194,11 @@ def clear_cache():
 
 def _differentiable(value):
     return isinstance(value, _ArrayLike) and value.dtype.kind in "fc"
+
+
+def _floating(value):
+    """A real or complex floating array, raw or a Tensor (the tape passes either)."""
+    return isinstance(value, (np.ndarray, np.generic, _ArrayLike)) and value.dtype.kind in "fc"
 
 
 def _is_scalar(value):
