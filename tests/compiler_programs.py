@@ -12,6 +12,10 @@ argument's shape and dtype, and no argument is modified.
 The functions at the bottom are called by programs in the test modules, so that
 calls into another module are exercised (their source lives in this file).
 """
+import importlib.util
+import inspect
+import sys
+
 import numpy as np
 
 import srcdiff as sd
@@ -77,7 +81,6 @@ def _assert_like(g, arg):
 
 
 def _positions(f, wrt):
-    import inspect
     params = list(inspect.signature(f).parameters)
     return [params.index(w) if isinstance(w, str) else w
             for w in (wrt if isinstance(wrt, (tuple, list)) else [wrt])]
@@ -85,6 +88,18 @@ def _positions(f, wrt):
 
 def _copy(a):
     return a.copy() if isinstance(a, np.ndarray) else a
+
+
+def import_source(directory, name, source):
+    """Write ``source`` to ``directory/name.py`` and import it as a fresh module (the
+    compiler reads a function's source from its file)."""
+    path = directory / f"{name}.py"
+    path.write_text(source)
+    spec = importlib.util.spec_from_file_location(name, path)
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[name] = module  # inspect finds the source of functions through it
+    spec.loader.exec_module(module)
+    return module
 
 
 # ------------------------------------------------ called from other modules' programs

@@ -84,8 +84,9 @@ class Cache:
         else:
             reason = "first call"
         self.misses += 1
-        self.last_miss = f"{fn.__qualname__}: {reason}"
         unit = self.build(fn, key)
+        # set after building: compiling the callees records their misses first
+        self.last_miss = f"{fn.__qualname__}: {reason}"
         self.units.setdefault(code, {})[key] = unit
         return unit
 
