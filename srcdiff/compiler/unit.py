@@ -21,7 +21,7 @@ from .reverse import Reverser
 
 class Unit:
     __slots__ = ("name", "forward", "backward", "source", "params", "wrt", "fn",
-                 "dependencies", "mutated", "__weakref__")
+                 "dependencies", "mutated", "callees", "__weakref__")
 
     def __init__(self, name, forward, backward, source, params, wrt, fn, dependencies,
                  mutated=()):
@@ -34,13 +34,14 @@ class Unit:
         self.fn = fn
         self.dependencies = dependencies  # (namespace dict, name, object) the code was built on
         self.mutated = mutated        # indices of parameters the function writes into
+        self.callees = ()             # the compiled units of the functions it calls
 
     def is_current(self):
         """Whether every free name the code was built on still means the same object."""
         for scope, name, obj in self.dependencies:
             if scope.get(name, _GONE) is not obj:
                 return False
-        return True
+        return all(callee.is_current() for callee in self.callees)
 
 
 _GONE = object()
@@ -181,25 +182,10 @@ def compile_unit(fn, active, scalars, cache, lifted=()):
     written = {n.targets[0].value.id for n in gast.walk(node) if isinstance(n, gast.Assign)
                and isinstance(n.targets[0], gast.Subscript)}
     mutated = tuple(i for i, p in enumerate(params) if p in written)
-    restored = {n.targets[0].value.id for n in gast.walk(gast.Module(body=backward_code,
-                                                                     type_ignores=[]))
-                if isinstance(n, gast.Assign) and isinstance(n.targets[0], gast.Subscript)}
-    backward = _replayable(scope[backward.name],
-                           {k for k, n in enumerate(tape_names) if n in restored})
-    return Unit(name, scope[forward.name], backward, source, params, wrt, fn,
+    unit = Unit(name, scope[forward.name], scope[backward.name], source, params, wrt, fn,
                 dependencies, mutated)
-
-
-def _replayable(backward, restored):
-    """``backward`` run on a copy of its tape: the generated code pops the stacks and
-    restores overwritten elements of arrays in place (positions ``restored``), and a
-    tape may be replayed (persistent tapes, pullbacks, jacobians) while the forward
-    pass's results, which may be those arrays, must stay as they were."""
-    def run(tape, d_out):
-        return backward(tuple(list(v) if isinstance(v, list) else v.copy() if k in restored
-                              else v for k, v in enumerate(tape)), d_out)
-    run.__wrapped__ = backward
-    return run
+    unit.callees = tuple(callee for callee, _ in reverser.plan.calls.values())
+    return unit
 
 
 def _lift(node, lifted, names):
