@@ -375,7 +375,11 @@ def _vjp_by_rows(vjp, g, ans, *values, **kwargs):
     expects a single adjoint shaped like its result."""
     with batched(0):  # a rule may walk a tape of its own (custom_gradient)
         rows = [vjp(row, ans, *values, **kwargs) for row in g]
-    return np.stack([row.dense() if isinstance(row, IndexedSlices) else row for row in rows])
+    rows = [row.dense() if isinstance(row, IndexedSlices) else row for row in rows]
+    if all(row is None for row in rows):
+        return None  # no path to this input (what a compiled adjoint may answer)
+    zero = np.zeros_like(next(row for row in rows if row is not None))
+    return np.stack([zero if row is None else row for row in rows])
 
 
 def _is_complex(g, value):

@@ -221,3 +221,22 @@ def test_jacobian_under_an_outer_tape_is_differentiable():
         return np.sum(tape.jacobian(y, x).numpy() * np.arange(16.0).reshape(4, 4))
     np.testing.assert_allclose(hv.numpy(), numerical_jacobian(weighted_jacobian, B),
                                rtol=1e-6, atol=1e-7)
+
+
+@sd.function
+def compiled(x, unused):
+    return np.tanh(x) * x
+
+
+def test_jacobian_through_a_compiled_function_with_an_unused_input():
+    """A compiled call's rule runs row by row; it has no adjoint for ``unused``."""
+    x, unused = sd.constant(B), sd.constant(C)
+    with sd.GradientTape(persistent=True) as tape:
+        tape.watch([x, unused])
+        y = compiled(x, unused) * 2.0
+    (vx, vu), (rx, ru) = (tape.jacobian(y, [x, unused], experimental_use_pfor=pfor)
+                          for pfor in (True, False))
+    assert vu is None and ru is None
+    np.testing.assert_allclose(vx.numpy(), rx.numpy(), rtol=1e-12, atol=1e-12)
+    np.testing.assert_allclose(vx.numpy(), numerical_jacobian(lambda v: 2 * np.tanh(v) * v, B),
+                               rtol=1e-6, atol=1e-8)
