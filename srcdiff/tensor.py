@@ -6,6 +6,7 @@ function reached through ``__array_ufunc__``/``__array_function__`` or an
 arrays and, when a tape is recording, hands the call to the tapes that watch
 one of its inputs.  This module knows nothing of tapes beyond that hand-off.
 """
+import inspect
 import itertools
 import operator
 
@@ -536,6 +537,8 @@ def apply(fn, *args, **kwargs):
     tapes = STATE.tapes
     if tapes and any(map(_is_variable, args)):
         args = tuple(a.read_value() if isinstance(a, Variable) else a for a in args)
+    if kwargs and any(isinstance(v, _ArrayLike) for v in kwargs.values()):
+        args, kwargs = _tensors_by_position(fn, args, kwargs)  # rules see positional inputs
     raw = [a._value if type(a) is Tensor else _raw(a) for a in args]
     if kwargs:
         kwargs = {k: _raw(v) for k, v in kwargs.items()}
@@ -551,6 +554,36 @@ def apply(fn, *args, **kwargs):
         for tape in tapes:  # the tape keeps ``raw`` too: its backward walk reads arrays
             tape._record(fn, args, raw, kwargs, result)
     return result
+
+
+def _tensors_by_position(fn, args, kwargs):
+    """Move Tensors passed by keyword (``np.clip(x, a_min=lo)``) to their positions,
+    so the rule of each input sees it: a silent missing gradient is never an answer."""
+    try:
+        parameters = list(inspect.signature(getattr(fn, "raw", fn)).parameters.values())
+    except (TypeError, ValueError):
+        parameters = []
+    positional = [p.name for p in parameters
+                  if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD)]
+    last = max((positional.index(k) for k, v in kwargs.items()
+                if isinstance(v, _ArrayLike) and k in positional), default=-1)
+    stuck = [k for k, v in kwargs.items() if isinstance(v, _ArrayLike) and k not in positional]
+    if stuck:
+        raise TypeError(f"{registry.primitive_name(fn)} cannot take the Tensor argument "
+                        f"{stuck[0]!r} by keyword; pass it by position")
+    if last < len(args):
+        return args, kwargs
+    kwargs = dict(kwargs)
+    defaults = {p.name: p.default for p in parameters}
+    args = list(args)
+    for name in positional[len(args):last + 1]:
+        if name in kwargs:
+            args.append(kwargs.pop(name))
+        elif defaults.get(name, inspect.Parameter.empty) is not inspect.Parameter.empty:
+            args.append(defaults[name])
+        else:
+            raise TypeError(f"{registry.primitive_name(fn)} is missing argument {name!r}")
+    return tuple(args), kwargs
 
 
 # ``isinstance(value, Variable)`` as a C-level callable, so ``map`` runs it without frames.

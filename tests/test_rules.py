@@ -10,6 +10,7 @@ Complex arguments follow TensorFlow's convention (the gradient of a real L is
 dL/dRe z + i dL/dIm z, which the tape gets by conjugating the vjp), so the
 inner products are the real parts of <conj(a), b>.
 """
+import inspect
 import math
 import operator
 
@@ -404,3 +405,25 @@ def test_rule_is_differentiable_on_the_tape(fn, args, kwargs):
     slope = [(a - b) / (2 * H) for a, b in zip(at(H), at(-H))]
     assert lhs == pytest.approx(sum(inner(vk, s) for vk, s in zip(v, slope)),
                                 rel=1e-4, abs=1e-6)
+
+
+def test_rule_parameters_carry_the_numpy_names():
+    # A keyword argument reaches a rule by name: a rule that renamed one would
+    # silently differentiate with its default instead (np.clip(x, a_min=0)).
+    for fn, rule in builtin_rules().items():
+        if isinstance(fn, np.ufunc) or rule.argnum_vjp is not None:
+            continue
+        try:
+            parameters = inspect.signature(getattr(fn, "raw", fn)).parameters.values()
+        except (TypeError, ValueError):
+            continue
+        names = [p.name for p in parameters if p.kind != p.POSITIONAL_ONLY]
+        if not names:
+            continue  # operator.getitem: nothing can be passed by keyword
+        for vjp in rule.vjps:
+            if vjp is None:
+                continue
+            own = [p.name for p in inspect.signature(vjp).parameters.values()
+                   if p.kind not in (p.VAR_POSITIONAL, p.VAR_KEYWORD)][3:]  # after g, ans, input
+            unknown = [p for p in own if p not in names]
+            assert not unknown, f"{rule.name}: rule parameters {unknown} are not NumPy's {names}"

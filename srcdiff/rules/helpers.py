@@ -14,12 +14,18 @@ import numpy as np
 
 from .registry import defvjp, primitive
 
-_walk = threading.local()  # tapes are thread-local, and so are their backward walks
+class _Walk(threading.local):
+    """Tapes are thread-local, and so are their backward walks."""
+
+    batch_axes = 0  # every thread's default: read on each unbroadcast, so no getattr fallback
+
+
+_walk = _Walk()
 
 
 def batch_axes():
     """How many leading axes of the adjoints are a batch of rows (0: none)."""
-    return getattr(_walk, "batch_axes", 0)
+    return _walk.batch_axes
 
 
 @contextlib.contextmanager
@@ -44,9 +50,13 @@ def unbroadcast(g, x):
         return g
     keep = batch_axes()
     lead = len(gshape) - len(shape)
-    axes = tuple(range(keep, lead)) + tuple(
-        lead + i for i, n in enumerate(shape) if n == 1 and gshape[lead + i] != 1)
-    return np.reshape(np.sum(g, axis=axes), tuple(gshape[:keep]) + tuple(shape))
+    stretched = tuple(lead + i for i, n in enumerate(shape) if n == 1 and gshape[lead + i] != 1)
+    # np.add.reduce is np.sum without its dispatch layers (on Tensors it is
+    # recorded as np.sum), which cost more than the sum of a small array.
+    g = np.add.reduce(g, axis=tuple(range(keep, lead)) + stretched)
+    if not stretched:  # only leading axes were summed: g has its shape already
+        return g
+    return np.reshape(g, tuple(gshape[:keep]) + tuple(shape))
 
 
 def unreduce(g, x, axis, keepdims):
@@ -55,6 +65,8 @@ def unreduce(g, x, axis, keepdims):
     Any axes ``g`` has before those of the reduction's result (a batch of rows)
     are kept, so the helper serves the result itself too (``unreduce(ans, ...)``)."""
     shape = np.shape(x)
+    if np.ndim(g) == 0:  # a full reduction, and no batch: no axes to put back first
+        return np.broadcast_to(g, shape)
     if not keepdims:
         # Counted from the end, the reduced axes are past any leading batch axes.
         g = np.expand_dims(g, tuple(a - len(shape) for a in reduced_axes(x, axis)))
@@ -162,11 +174,16 @@ def T(x):
 
 def matmul_lhs(g, a, b):
     """The adjoint of ``a`` in ``a @ b``, for any ranks ``np.matmul`` accepts."""
+    # Matrices and vectors without stacks of matrices to broadcast against have
+    # nothing to unbroadcast: the common case gets its own short path (any batch
+    # of rows in ``g`` stays as it is).
     if np.ndim(b) == 1:
+        if np.ndim(a) == 2:  # the outer product; indexing is far cheaper than np.expand_dims
+            return g[..., np.newaxis] * b
         return unbroadcast(np.expand_dims(g, -1) * b, a)
     if np.ndim(a) == 1:
         return unbroadcast(np.expand_dims(g, -2) @ T(b), np.expand_dims(a, 0))[..., 0, :]
-    return unbroadcast(g @ T(b), a)
+    return g @ T(b) if np.ndim(a) == np.ndim(b) == 2 else unbroadcast(g @ T(b), a)
 
 
 def matmul_rhs(g, a, b):
@@ -176,8 +193,10 @@ def matmul_rhs(g, a, b):
             return np.expand_dims(g, -1) * a
         return unbroadcast(np.expand_dims(a, -1) * np.expand_dims(g, -2), b)
     if np.ndim(b) == 1:
+        if np.ndim(a) == 2:
+            return g @ a
         return unbroadcast(T(a) @ np.expand_dims(g, -1), np.expand_dims(b, -1))[..., 0]
-    return unbroadcast(T(a) @ g, b)
+    return T(a) @ g if np.ndim(a) == np.ndim(b) == 2 else unbroadcast(T(a) @ g, b)
 
 
 def dot_lhs(g, a, b):
@@ -221,6 +240,11 @@ def where_zero(cond, x):
 
 
 defvjp(unindex, lambda g, ans, gx, index, x: g[index])
+
+
+def either(value, alias):
+    """``value``, or ``alias`` when the caller used the other spelling of the argument."""
+    return alias if value is None else value
 
 
 def clip_passes(x, lo, hi):

@@ -3,7 +3,7 @@ import operator
 
 import numpy as np
 
-from .helpers import (clip_passes, concat_adjoint, diagonal_adjoint, inverse_permutation,
+from .helpers import (clip_passes, concat_adjoint, diagonal_adjoint, either, inverse_permutation,
                       pad_adjoint, repeat_adjoint, reshape_like, stack_adjoint, take_adjoint,
                       take_along_axis_adjoint, tile_adjoint, unbroadcast, unindex, where_zero)
 from .registry import defexpansion, defvjp, defvjp_argnum, nondifferentiable, primitive
@@ -43,14 +43,17 @@ defvjp(np.diagonal,
        lambda g, ans, x, offset=0, axis1=0, axis2=1: diagonal_adjoint(g, x, offset, axis1, axis2))
 defvjp(np.where,
        None,
-       lambda g, ans, cond, x, y: unbroadcast(where_zero(cond, g), x),
-       lambda g, ans, cond, x, y: unbroadcast(where_zero(np.logical_not(cond), g), y))
+       lambda g, ans, condition, x, y: unbroadcast(where_zero(condition, g), x),
+       lambda g, ans, condition, x, y: unbroadcast(where_zero(np.logical_not(condition), g), y))
 # clip passes the adjoint at its bounds, as TensorFlow's clip_by_value does.
+# NumPy 2 also spells the bounds min= and max=: the rule reads either spelling.
 defvjp(np.clip,
-       lambda g, ans, x, lo=None, hi=None, **kw:
-       unbroadcast(where_zero(clip_passes(x, lo, hi), g), x),
-       lambda g, ans, x, lo=None, hi=None, **kw: unbroadcast(where_zero(x < lo, g), lo),
-       lambda g, ans, x, lo=None, hi=None, **kw: unbroadcast(where_zero(x > hi, g), hi))
+       lambda g, ans, a, a_min=None, a_max=None, out=None, min=None, max=None:
+       unbroadcast(where_zero(clip_passes(a, either(a_min, min), either(a_max, max)), g), a),
+       lambda g, ans, a, a_min=None, a_max=None, out=None, min=None, max=None:
+       unbroadcast(where_zero(a < a_min, g), a_min),
+       lambda g, ans, a, a_min=None, a_max=None, out=None, min=None, max=None:
+       unbroadcast(where_zero(a > a_max, g), a_max))
 
 
 @primitive
