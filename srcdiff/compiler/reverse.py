@@ -773,7 +773,8 @@ class _Prefixed:
 _SPLITS = {np.split: 0, np.array_split: 0}
 
 # Helper arguments that only measure a value (np.shape, np.size): name -> positions.
-_MEASURING = {"unbroadcast": (1,), "unreduce": (1,), "reduced_count": (0, 1)}
+_MEASURING = {"unbroadcast": (1,), "unreduce": (1,), "reduced_count": (0, 1),
+              "reshape_like": (1,)}
 
 
 def _shape_only(code, names):
