@@ -1,6 +1,27 @@
 """Timing shared by the workloads: interleaved repeats, best and median."""
+import ctypes
 import statistics
 import time
+
+
+def _steady_allocator():
+    """Fix glibc malloc's thresholds for the whole run.
+
+    By default glibc hands blocks above 128 KiB back to the OS when they are
+    freed, and moves that threshold as the process frees big blocks: whether
+    a call page-faults on its temporaries then depends on what ran before it
+    (one MLP timed 0.93 ms alone and 0.77 ms next to autograd).  Fixed
+    thresholds make every system allocate alike, whatever the order."""
+    try:
+        libc = ctypes.CDLL("libc.so.6")
+    except OSError:
+        return  # not glibc: nothing to steady
+    m_trim_threshold, m_mmap_threshold = -1, -3
+    libc.mallopt(m_mmap_threshold, 64 << 20)
+    libc.mallopt(m_trim_threshold, 256 << 20)
+
+
+_steady_allocator()
 
 
 def compare(systems, rounds=60, budget=2.0):
