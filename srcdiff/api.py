@@ -68,6 +68,8 @@ def _like(g, arg):
 
 
 def _scalar_output(fn, y):
+    if type(y) is float:  # scalar code stays on Python floats
+        return 1.0
     if np.ndim(y) != 0 and np.size(y) != 1:
         raise ValueError(f"grad of {fn.__qualname__} needs a scalar output, but it returned "
                          f"shape {np.shape(y)}; use sd.vjp for a vector-Jacobian product or "

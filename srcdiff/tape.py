@@ -16,7 +16,7 @@ import numpy as np
 
 from . import nest
 from ._recording import STATE, refuse_without_rule
-from .rules import is_nondifferentiable, rule_of
+from .rules import is_nondifferentiable, registry, rule_of
 from .rules.batching import accepts_batches
 from .rules.helpers import batched
 from .rules.registry import Rule, primitive_name
@@ -62,6 +62,7 @@ class _Records:
             self.complex = True
 
 
+_RULES = registry._VJPS
 _NO_KWARGS = {}  # shared by the records of calls without keywords: one dict less to keep each
 
 
@@ -149,12 +150,13 @@ class GradientTape:
     # --- called by srcdiff.tensor while this tape records ---
     def _record(self, fn, args, raw, kwargs, out):
         tape = self._tape
+        tracked = tape.tracked
         for a in args:
-            if id(a) in tape.tracked:
+            if id(a) in tracked:
                 break
         else:
             return
-        rule = rule_of(fn)
+        rule = _RULES.get(fn) or rule_of(fn)  # the table first: rule_of also asks fn itself
         if rule is None:
             if not is_nondifferentiable(fn):
                 refuse_without_rule(primitive_name(fn))

@@ -539,17 +539,26 @@ def apply(fn, *args, **kwargs):
         args = tuple(a.read_value() if isinstance(a, Variable) else a for a in args)
     if kwargs and any(isinstance(v, _ArrayLike) for v in kwargs.values()):
         args, kwargs = _tensors_by_position(fn, args, kwargs)  # rules see positional inputs
-    raw = [a._value if type(a) is Tensor else _raw(a) for a in args]
+    if len(args) == 2:  # unrolled for the common arities: no comprehension frame per op
+        a, b = args
+        raw = (a._value if type(a) is Tensor else _raw(a),
+               b._value if type(b) is Tensor else _raw(b))
+    elif len(args) == 1:
+        a = args[0]
+        raw = (a._value if type(a) is Tensor else _raw(a),)
+    else:
+        raw = tuple([a._value if type(a) is Tensor else _raw(a) for a in args])
     if kwargs:
         kwargs = {k: _raw(v) for k, v in kwargs.items()}
-    out = getattr(fn, "raw", fn)(*raw, **kwargs)
+    out = _RAW.get(fn, fn)(*raw, **kwargs)
     if type(out) is not np.ndarray and not isinstance(out, np.generic):
         if isinstance(out, (list, tuple)):
             if tapes and not rules.is_nondifferentiable(fn):
                 _refuse_if_tracked(fn, args, tapes)
             return type(out)(_wrap(o) for o in out)
         return out
-    result = Tensor(out)
+    result = _new(Tensor)  # Tensor(out) without the __init__ frame
+    result._value = out
     if tapes and out.dtype.kind in "fc":
         for tape in tapes:  # the tape keeps ``raw`` too: its backward walk reads arrays
             tape._record(fn, args, raw, kwargs, result)
@@ -585,6 +594,9 @@ def _tensors_by_position(fn, args, kwargs):
             raise TypeError(f"{registry.primitive_name(fn)} is missing argument {name!r}")
     return tuple(args), kwargs
 
+
+_new = object.__new__
+_RAW = registry.RAW
 
 # ``isinstance(value, Variable)`` as a C-level callable, so ``map`` runs it without frames.
 _is_variable = Variable.__instancecheck__

@@ -373,20 +373,26 @@ class Reverser:
             expr = expr.dense
         if state == UNSET:
             # arithmetic makes a fresh array, which later updates may write into
-            self.state[v] = OWNED if isinstance(expr, (gast.BinOp, gast.UnaryOp)) else SET
+            self.state[v] = self.owned(v) if isinstance(expr, (gast.BinOp, gast.UnaryOp)) else SET
             if isinstance(expr, gast.Name) and expr.id == d:
                 return pre  # dx = dx: the variable already holds it
             return pre + [S.assign(d, expr)]
-        self.state[v] = OWNED
+        self.state[v] = self.owned(v)
+        if state == OWNED:  # our own array: add into it rather than allocate another
+            return pre + [gast.AugAssign(target=S.name(d, gast.Store()), op=gast.Add(),
+                                         value=expr)]
         return pre + [S.assign(d, gast.BinOp(left=S.name(d), op=gast.Add(), right=expr))]
+
+    def owned(self, name):
+        """The state of a fresh adjoint: owned, unless it is a number (never written into)."""
+        return SET if name in self.scalars else OWNED
 
     def is_basic(self, index):
         """Whether ``x[index]`` names each element at most once (ints and slices)."""
         if isinstance(index, gast.Tuple):
             return all(self.is_basic(e) for e in index.elts)
         if isinstance(index, gast.Slice):
-            return all(p is None or self.is_basic(p) for p in (index.lower, index.upper,
-                                                               index.step))
+            return True  # a slice never names an element twice, whatever its bounds
         if isinstance(index, gast.Constant):
             return index.value is None or isinstance(index.value, int)
         return isinstance(index, gast.Name) and index.id in self.ints
@@ -451,10 +457,10 @@ class Reverser:
             a, b = after_body.get(name, UNSET), after_else.get(name, UNSET)
             if a == UNSET and b != UNSET:
                 body.append(S.assign(self.adjoint(name), self.zeros(name)))
-                a = OWNED
+                a = self.owned(name)
             elif b == UNSET and a != UNSET:
                 orelse.append(S.assign(self.adjoint(name), self.zeros(name)))
-                b = OWNED
+                b = self.owned(name)
             if a != UNSET:
                 merged[name] = min(a, b)
         self.state = merged
@@ -474,7 +480,7 @@ class Reverser:
             new = dict(head)
             for name, value in out.items():
                 if value != UNSET and head.get(name, UNSET) == UNSET:
-                    new[name] = OWNED  # zeros are made before the loop: owned
+                    new[name] = self.owned(name)  # zeros are made before the loop
                 elif value != UNSET:
                     new[name] = min(head[name], value) if head[name] != UNSET else value
             # an adjoint owned at the end of each iteration is worth owning at the start
@@ -744,7 +750,8 @@ class _Scatter:
         if basic:
             return gast.AugAssign(target=target, op=gast.Add(), value=copy.deepcopy(self.g))
         return gast.Expr(value=gast.Call(func=S.expr("np.add.at"), args=[
-            S.name(d), copy.deepcopy(self.index), copy.deepcopy(self.g)], keywords=[]))
+            S.name(d), _index_value(copy.deepcopy(self.index)), copy.deepcopy(self.g)],
+            keywords=[]))
 
 
 class _ListItem:

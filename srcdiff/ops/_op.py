@@ -18,8 +18,11 @@ def _lift(values):
     (not of a condition: ``where(x > 0, 1.0, x)``).
 
     None (an argument left out, as in ``where(condition)``) stays None."""
-    if all(type(v) is Tensor for v in values):  # the common case, first: every op call lifts
-        return list(values)
+    for v in values:  # the common case first, as a plain loop: every op call lifts
+        if type(v) is not Tensor:
+            break
+    else:
+        return values
     dtype = next((v.dtype for v in values if isinstance(v, _ArrayLike) and v.dtype != bool),
                  None)
     if dtype is None:
@@ -38,7 +41,7 @@ def op(tensors=1):
             if kwargs:  # tensors given by keyword (``reduce_sum(input_tensor=x)``) are lifted too
                 bound = signature.bind(*args, **kwargs)
                 args, kwargs = bound.args, bound.kwargs
-            args = _lift(args[:tensors]) + list(args[tensors:])
+            args = [*_lift(args[:tensors]), *args[tensors:]]
             out = numpy_form(*args, **kwargs)
             return out if isinstance(out, (Tensor, list, tuple)) else Tensor(np.asarray(out))
         call.__numpy__ = numpy_form

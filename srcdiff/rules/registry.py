@@ -13,6 +13,9 @@ _VJPS = {}
 _NONDIFF = set()
 _EXPANSIONS = {}
 
+# Each @primitive wrapper -> the function it wraps: what ``apply`` runs on arrays.
+RAW = {}
+
 # Set by srcdiff.tensor: the value types that route a primitive call through
 # the recorder instead of running it on raw arrays.
 TENSOR_TYPES = ()
@@ -114,4 +117,5 @@ def primitive(fn):
                 return APPLY(call, *args, **kwargs)
         return fn(*args, **kwargs)
     call.raw = fn
+    RAW[call] = fn
     return call
