@@ -13,13 +13,20 @@ import numpy as np
 from .compiler.unit import CACHE
 
 
+_PLAIN = (np.ndarray, float, int)  # the values most calls pass: nothing to unwrap or ask
+
+
 def _raw(value):
     """Arrays for Tensors and Variables, so compiled code sees plain NumPy values."""
+    if type(value) in _PLAIN:
+        return value
     array = getattr(value, "_array", None)
     return array() if array is not None else value
 
 
 def _is_scalar(value):
+    if type(value) is float or type(value) is int:
+        return True
     return isinstance(value, numbers.Number) and not isinstance(value, bool)
 
 
@@ -48,9 +55,30 @@ def _unit(fn, args, positions):
     return CACHE.get(fn, active, tuple(_is_scalar(a) for a in args))
 
 
-def _prepare(fn, args, positions):
+class _Units:
+    """The units one wrapper has used, by argument kinds: a cached call costs a
+    dictionary lookup and a check that nothing the code was built on changed."""
+
+    def __init__(self, fn, positions):
+        self.fn = inspect.unwrap(fn)
+        self.positions = positions
+        self.known = {}
+        self.generation = CACHE.generation
+
+    def get(self, args):
+        if self.generation != CACHE.generation:  # sd.clear_cache() forgets these too
+            self.known.clear()
+            self.generation = CACHE.generation
+        kinds = tuple(map(_is_scalar, args))
+        unit = self.known.get(kinds)
+        if unit is None or not unit.is_current():
+            unit = self.known[kinds] = _unit(self.fn, args, self.positions)
+        return unit
+
+
+def _prepare(units, args):
     args = [_raw(a) for a in args]
-    unit = _unit(fn, args, positions)
+    unit = units.get(args)
     for i in unit.mutated:
         args[i] = np.array(args[i])  # the function writes into it: never into the caller's
     return unit, args
@@ -58,6 +86,8 @@ def _prepare(fn, args, positions):
 
 def _like(g, arg):
     """A gradient with its argument's shape and dtype (zeros where it is unconnected)."""
+    if type(arg) is float and type(g) is float:
+        return g
     if g is None:
         g = 0.0
     if _is_scalar(arg):
@@ -84,16 +114,19 @@ def _as_tuple(grads, count):
 def value_and_grad(f, wrt=0, verbose=False):
     """A function returning ``(f(*args), df/d args[wrt])`` through compiled adjoint code."""
     positions, single = _positions(f, wrt)
+    units = _Units(f, positions)
+    order = sorted(positions)  # the backward pass answers in parameter order
+    asked = [order.index(i) for i in positions]
 
     @functools.wraps(f)
     def value_and_gradient(*args):
-        unit, raw = _prepare(f, args, positions)
+        unit, raw = _prepare(units, args)
         y, tape = unit.forward(*raw)
-        grads = _as_tuple(unit.backward(tape, _scalar_output(f, y)), len(positions))
-        grads = tuple(_like(g, raw[i]) for g, i in zip(grads, sorted(positions)))
-        by_position = dict(zip(sorted(positions), grads))
-        ordered = tuple(by_position[i] for i in positions)
-        return y, (ordered[0] if single else ordered)
+        grads = unit.backward(tape, _scalar_output(f, y))
+        if single:
+            return y, _like(grads if len(order) == 1 else grads[asked[0]], raw[positions[0]])
+        grads = _as_tuple(grads, len(order))
+        return y, tuple(_like(grads[k], raw[i]) for k, i in zip(asked, positions))
 
     if verbose:
         print(adjoint_source(f, wrt))
@@ -117,7 +150,7 @@ def grad(f, wrt=0, verbose=False):
 def vjp(f, *args):
     """``(f(*args), pullback)``: ``pullback(dy)`` gives the adjoint of every argument."""
     positions = tuple(i for i, a in enumerate(args) if _differentiable(a))
-    unit, raw = _prepare(f, args, positions)
+    unit, raw = _prepare(_Units(f, positions), args)
     y, tape = unit.forward(*raw)
 
     def pullback(dy):
@@ -145,9 +178,11 @@ def jacobian(f, wrt=0):
     shape ``output.shape + input.shape`` (a tuple of them for a tuple ``wrt``)."""
     positions, single = _positions(f, wrt)
 
+    units = _Units(f, positions)
+
     @functools.wraps(f)
     def jac(*args):
-        unit, raw = _prepare(f, args, positions)
+        unit, raw = _prepare(units, args)
         y, tape = unit.forward(*raw)
         y = np.asarray(y)
         order = sorted(positions)

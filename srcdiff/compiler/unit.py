@@ -56,8 +56,10 @@ class Cache:
         self.misses = 0
         self.last_miss = None
         self.in_progress = set()
+        self.generation = 0
 
     def clear(self):
+        self.generation += 1  # callers that kept a unit must ask again
         self.units = weakref.WeakKeyDictionary()
         self.hits = self.misses = 0
         self.last_miss = None

@@ -9,9 +9,10 @@ from .registry import defvjp, primitive
 defvjp(np.sum,
        lambda g, ans, x, axis=None, dtype=None, out=None, keepdims=False, **kw:
        unreduce(g, x, axis, keepdims))
+# Each scales the small adjoint before spreading it: one full-size array less.
 defvjp(np.mean,
        lambda g, ans, x, axis=None, dtype=None, out=None, keepdims=False, **kw:
-       unreduce(g, x, axis, keepdims) / reduced_count(x, ans))
+       unreduce(g / reduced_count(x, ans), x, axis, keepdims))
 defvjp(np.prod,
        lambda g, ans, x, axis=None, dtype=None, out=None, keepdims=False, **kw:
        prod_adjoint(g, ans, x, axis, keepdims))
@@ -26,12 +27,12 @@ for _f in (np.max, np.min, np.amax, np.amin):
            extremum_adjoint(g, ans, x, axis, keepdims))
 defvjp(np.var,
        lambda g, ans, x, axis=None, dtype=None, out=None, ddof=0, keepdims=False, **kw:
-       unreduce(g, x, axis, keepdims) * 2 * (x - np.mean(x, axis=axis, keepdims=True))
-       / (reduced_count(x, ans) - ddof))
+       unreduce(g * 2 / (reduced_count(x, ans) - ddof), x, axis, keepdims)
+       * (x - np.mean(x, axis=axis, keepdims=True)))
 defvjp(np.std,
        lambda g, ans, x, axis=None, dtype=None, out=None, ddof=0, keepdims=False, **kw:
-       unreduce(g / ans, x, axis, keepdims) * (x - np.mean(x, axis=axis, keepdims=True))
-       / (reduced_count(x, ans) - ddof))
+       unreduce(g / (ans * (reduced_count(x, ans) - ddof)), x, axis, keepdims)
+       * (x - np.mean(x, axis=axis, keepdims=True)))
 defvjp(np.cumsum,
        lambda g, ans, x, axis=None, **kw:
        np.reshape(np.flip(np.cumsum(np.flip(g, axis), axis), axis), np.shape(x)))
