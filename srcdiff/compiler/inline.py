@@ -28,6 +28,11 @@ class RuleSyntax:
         self.argnum = argnum      # the parameter holding the input's index, or None
         self.globals = fn.__globals__
 
+    @functools.lru_cache(maxsize=None)
+    def reads(self):
+        """The names the body reads (parameters included)."""
+        return frozenset(S.loaded_names(self.body))
+
     def globals_used(self):
         """Free names of the body that the rule's module defines (np, unbroadcast, ...)."""
         local = set(self.params) | {self.vararg, self.argnum, "g", "ans"}

@@ -1,7 +1,7 @@
 """Peephole passes over generated code: fewer temporaries, same values."""
-import gast
+import collections
 
-from . import syntax as S
+import gast
 
 
 def propagate_copies(code, candidates):
@@ -10,34 +10,52 @@ def propagate_copies(code, candidates):
     Only where that is plainly safe: ``a`` (one of ``candidates``) is assigned
     once in the whole function, all its uses follow the copy in the same block,
     and ``b`` is not reassigned before the last of them."""
-    while _propagate_once(code, code, candidates):
+    stores, loads = _counts(code)
+    while _propagate(code, candidates, stores, loads):
         pass
     return code
 
 
-def _propagate_once(block, whole, candidates):
-    for k, stmt in enumerate(block):
+def _propagate(block, candidates, stores, loads):
+    """One pass over ``block`` and the blocks inside it; whether anything changed."""
+    changed = False
+    k = 0
+    while k < len(block):
+        stmt = block[k]
         for child in _blocks(stmt):
-            if _propagate_once(child, whole, candidates):
-                return True
+            changed |= _propagate(child, candidates, stores, loads)
         copy = _copy(stmt)
-        if copy is None or copy[0] not in candidates:
+        if copy is None or copy[0] not in candidates or stores[copy[0]] != 1:
+            k += 1
             continue
         a, b = copy
-        if _count_stores(whole, a) != 1:
-            continue
         rest = block[k + 1:]
-        uses = [j for j, s in enumerate(rest) if a in S.loaded_names(s)]
-        if _count_loads(whole, a) != sum(_count_loads([rest[j]], a) for j in uses):
+        uses = [j for j, s in enumerate(rest) if _counts([s])[1][a]]
+        if sum(_counts([rest[j]])[1][a] for j in uses) != loads[a]:
+            k += 1
             continue  # a is read somewhere else too
         last = uses[-1] if uses else -1
-        if any(_count_stores([s], b) for s in rest[:last + 1]):
-            continue
+        if any(_counts([s])[0][b] for s in rest[:last + 1]):
+            k += 1
+            continue  # b changes before a's last use
         for s in rest[:last + 1]:
             _Rename(a, b).visit(s)
         del block[k]
-        return True
-    return False
+        stores[a] -= 1
+        loads[b] += loads[a] - 1  # the copy's own read of b is gone
+        loads[a] = 0
+        changed = True
+    return changed
+
+
+def _counts(stmts):
+    """How often each name is stored and loaded in ``stmts``."""
+    stores, loads = collections.Counter(), collections.Counter()
+    for s in stmts:
+        for n in gast.walk(s):
+            if type(n) is gast.Name:
+                (stores if type(n.ctx) is gast.Store else loads)[n.id] += 1
+    return stores, loads
 
 
 def _copy(stmt):
@@ -53,16 +71,6 @@ def _blocks(stmt):
         block = getattr(stmt, field, None)
         if isinstance(block, list) and block and isinstance(block[0], gast.stmt):
             yield block
-
-
-def _count_stores(stmts, name):
-    return sum(1 for s in stmts for n in gast.walk(s) if isinstance(n, gast.Name)
-               and n.id == name and isinstance(n.ctx, gast.Store))
-
-
-def _count_loads(stmts, name):
-    return sum(1 for s in stmts for n in gast.walk(s) if isinstance(n, gast.Name)
-               and n.id == name and isinstance(n.ctx, gast.Load))
 
 
 class _Rename(gast.NodeTransformer):

@@ -81,9 +81,11 @@ class Reverser:
         outputs = ret.value.elts if isinstance(ret.value, gast.Tuple) else [ret.value]
         self.outputs = outputs
         # A dry run finds the primal values the adjoints read; then plan their saves.
+        self.collecting = True  # the dry run notes which statements read which values
         self.backward_body(outputs)
         reads = self.reads
         self.plan_saves(reads)
+        self.collecting = False
         backward = self.backward_body(outputs)
         temporaries = set(self.adjoints.values()) - {self.adjoint(p) for p in self.wrt}
         propagate_copies(backward[0], temporaries)
@@ -143,6 +145,8 @@ class Reverser:
 
     def reverse_stmt(self, s):
         code = self._reverse_stmt(s)
+        if not self.collecting:
+            return code
         own = code if isinstance(s, gast.Assign) else [c for c in code if not isinstance(
             c, (gast.If, gast.For))]
         if isinstance(s, (gast.If, gast.For)):
@@ -199,6 +203,10 @@ class Reverser:
                 ans = S.name(kept)
             pre.append(restore.pop())
         contributions = self.contributions(s, op, g, ans)
+        for k, (v, c) in enumerate(contributions):
+            if isinstance(c, _Prefixed):  # a callee's backward call: before its results are read
+                pre.append(c.stmt)
+                contributions[k] = (v, c.expr)
         owned_before = self.state.get(x) == OWNED
         self.state[x] = UNSET  # x's old value has its own adjoint, zero so far
         code = pre
@@ -254,9 +262,8 @@ class Reverser:
     def reads_answer(self, op):
         if op.kind != "primitive":
             return op.kind == "call"
-        return any(rule_syntax(op.rule.vjp(i)).body is not None and "ans" in S.loaded_names(
-            rule_syntax(op.rule.vjp(i)).body) for i in range(len(op.inputs))
-            if op.rule.vjp(i) is not None)
+        return any(vjp is not None and "ans" in rule_syntax(vjp).reads()
+                   for vjp in map(op.rule.vjp, range(len(op.inputs))))
 
     def contributions(self, s, op, g, ans):
         """(name, adjoint expression) for each active input of the statement."""
@@ -406,7 +413,7 @@ class Reverser:
             index = target.slice
             v = s.value
             if isinstance(v, gast.Name) and v.id in self.active:
-                part = gast.Subscript(value=S.name(d), slice=copy.deepcopy(index),
+                part = gast.Subscript(value=S.name(d), slice=S.copy_node(index),
                                       ctx=gast.Load())
                 if self.state.get(x) == OWNED:  # zeroed in place below: take no view of it
                     part = gast.Call(func=gast.Attribute(value=part, attr="copy",
@@ -417,7 +424,7 @@ class Reverser:
             # The overwritten elements of the old x reach nothing: their adjoint is zero.
             if self.state.get(x) != OWNED:
                 code.append(S.assign(d, S.expr(f"{d}.copy()")))
-            zero = gast.Subscript(value=S.name(d), slice=copy.deepcopy(index), ctx=gast.Store())
+            zero = gast.Subscript(value=S.name(d), slice=S.copy_node(index), ctx=gast.Store())
             code.append(S.assign(zero, S.const(0)))
             self.state[x] = OWNED
         if save:
@@ -441,7 +448,7 @@ class Reverser:
     def restore_item(self, target, save):
         kind, var = save
         value = S.expr(f"{var}.pop()") if kind == "stack" else S.name(var)
-        store = gast.Subscript(value=S.name(target.value.id), slice=copy.deepcopy(target.slice),
+        store = gast.Subscript(value=S.name(target.value.id), slice=S.copy_node(target.slice),
                                ctx=gast.Store())
         return S.assign(store, value)
 
@@ -466,7 +473,7 @@ class Reverser:
         self.state = merged
         if not _has_code(body) and not _has_code(orelse):
             return []
-        return [gast.If(test=copy.deepcopy(s.test), body=body or [gast.Pass()],
+        return [gast.If(test=S.copy_node(s.test), body=body or [gast.Pass()],
                         orelse=orelse if _has_code(orelse) else [])]
 
     def reverse_loop(self, s):
@@ -515,11 +522,11 @@ class Reverser:
         if counter is not None and id(s) in self.plan.counter_stacks:
             pre.insert(0, S.assign(counter, S.expr(f"{self.plan.counter_stacks[id(s)]}.pop()")))
         if isinstance(s, gast.For):
-            iterations = copy.deepcopy(s.iter)
+            iterations = S.copy_node(s.iter)
             if counter is not None:
                 iterations = gast.Subscript(value=iterations, slice=gast.Slice(
                     lower=None, upper=S.name(counter), step=None), ctx=gast.Load())
-            loop = gast.For(target=copy.deepcopy(s.target),
+            loop = gast.For(target=S.copy_node(s.target),
                             iter=gast.Call(func=S.name("reversed"), args=[iterations],
                                            keywords=[]),
                             body=body, orelse=[], type_comment=None)
@@ -646,7 +653,7 @@ class Reverser:
                    and n not in plan.stacks and n not in plan.counter_stacks.values()]
         code = [S.assign(n, S.const(None)) for n in missing] + code
         tape_value = gast.Tuple(elts=[self.kept(n) for n in self.tape_names], ctx=gast.Load())
-        result = copy.deepcopy(ret.value)
+        result = S.copy_node(ret.value)
         code.append(gast.Return(value=gast.Tuple(elts=[result, tape_value], ctx=gast.Load())))
         return code
 
@@ -683,19 +690,19 @@ class Reverser:
                     continue
                 if isinstance(target, gast.Subscript):  # keep the elements about to change
                     value = gast.Call(func=gast.Attribute(value=gast.Subscript(
-                        value=S.name(name), slice=copy.deepcopy(target.slice),
+                        value=S.name(name), slice=S.copy_node(target.slice),
                         ctx=gast.Load()), attr="copy", ctx=gast.Load()), args=[], keywords=[])
                 else:
                     value = self.kept(name)
                 pre.append(_save(save[0], save[1], value))
         if isinstance(s, gast.Assign):
-            stmt = copy.deepcopy(s)
+            stmt = S.copy_node(s)
             op = self.ops.get(id(s))
             if id(s) in plan.calls:
                 unit, tape = plan.calls[id(s)]
                 forward = self.refs.bind(unit.forward, unit.name + "_forward")
                 stmt.value.func = forward
-                stmt.targets = [gast.Tuple(elts=[copy.deepcopy(s.targets[0]),
+                stmt.targets = [gast.Tuple(elts=[S.copy_node(s.targets[0]),
                                                  S.name(tape, gast.Store())], ctx=gast.Store())]
             elif isinstance(s.targets[0], gast.Tuple) and op is not None and op.kind == "call":
                 pass  # an inactive call with several results runs as written
@@ -703,7 +710,7 @@ class Reverser:
                 stmt.value.func = self.refs.function_expr(op.forward)
             return pre + [stmt]
         if isinstance(s, gast.If):
-            return [gast.If(test=copy.deepcopy(s.test), body=self.forward_block(s.body),
+            return [gast.If(test=S.copy_node(s.test), body=self.forward_block(s.body),
                             orelse=self.forward_block(s.orelse) if s.orelse else [])]
         if isinstance(s, (gast.For, gast.While)):
             counter = plan.counters.get(id(s)) if id(s) in plan.loops else None
@@ -723,7 +730,7 @@ class Reverser:
             if counter is not None and id(s) in plan.counter_stacks:
                 code.append(S.stmt(f"{plan.counter_stacks[id(s)]}.append({counter})"))
             return code
-        return [copy.deepcopy(s)]
+        return [S.copy_node(s)]
 
 
 def Comment(text):
@@ -745,12 +752,12 @@ class _Scatter:
         self.dense = dense  # the rule's expression: a new array
 
     def in_place(self, d, basic):
-        target = gast.Subscript(value=S.name(d), slice=copy.deepcopy(self.index),
+        target = gast.Subscript(value=S.name(d), slice=S.copy_node(self.index),
                                 ctx=gast.Store())
         if basic:
-            return gast.AugAssign(target=target, op=gast.Add(), value=copy.deepcopy(self.g))
+            return gast.AugAssign(target=target, op=gast.Add(), value=S.copy_node(self.g))
         return gast.Expr(value=gast.Call(func=S.expr("np.add.at"), args=[
-            S.name(d), _index_value(copy.deepcopy(self.index)), copy.deepcopy(self.g)],
+            S.name(d), _index_value(S.copy_node(self.index)), S.copy_node(self.g)],
             keywords=[]))
 
 
@@ -762,10 +769,10 @@ class _ListItem:
         self.g = g
 
     def add_to(self, d):
-        slot = gast.Subscript(value=S.name(d), slice=copy.deepcopy(self.index), ctx=gast.Load())
-        store = gast.Subscript(value=S.name(d), slice=copy.deepcopy(self.index),
+        slot = gast.Subscript(value=S.name(d), slice=S.copy_node(self.index), ctx=gast.Load())
+        store = gast.Subscript(value=S.name(d), slice=S.copy_node(self.index),
                                ctx=gast.Store())
-        return S.assign(store, gast.BinOp(left=slot, op=gast.Add(), right=copy.deepcopy(self.g)))
+        return S.assign(store, gast.BinOp(left=slot, op=gast.Add(), right=S.copy_node(self.g)))
 
 
 class _Prefixed:

@@ -60,8 +60,18 @@ class Substitute(gast.NodeTransformer):
 
 
 def copy_node(node):
-    import copy
-    return copy.deepcopy(node)
+    """A deep copy of a syntax tree (several times faster than ``copy.deepcopy``)."""
+    if isinstance(node, list):
+        return [copy_node(n) for n in node]
+    if not isinstance(node, gast.AST):
+        return node  # identifiers, constants' values, None
+    new = node.__class__.__new__(node.__class__)
+    for field in node._fields:
+        setattr(new, field, copy_node(getattr(node, field, None)))
+    for attr in node._attributes:
+        if hasattr(node, attr):
+            setattr(new, attr, getattr(node, attr))
+    return new
 
 
 def names_in(node):
@@ -70,8 +80,25 @@ def names_in(node):
 
 
 def loaded_names(node):
-    return {n.id for n in gast.walk(node)
-            if isinstance(n, gast.Name) and isinstance(n.ctx, gast.Load)}
+    """The ids of the Names ``node`` reads."""
+    found = set()
+
+    def visit(n):
+        if type(n) is gast.Name:
+            if type(n.ctx) is gast.Load:
+                found.add(n.id)
+            return
+        for field in n._fields:
+            value = getattr(n, field, None)
+            if isinstance(value, list):
+                for item in value:
+                    if isinstance(item, gast.AST):
+                        visit(item)
+            elif isinstance(value, gast.AST):
+                visit(value)
+
+    visit(node)
+    return found
 
 
 def is_atom(node):
