@@ -115,9 +115,10 @@ class Reverser:
         self.reads_at = {}  # primal name -> statements whose adjoint code reads it
         code = self.reverse_block(self.body[:-1])
         results = []
-        for p in self.wrt:  # None: no path from p to the result (TensorFlow's "unconnected")
-            untouched = self.state.get(p, UNSET) == UNSET
-            results.append(S.const(None) if untouched else S.name(self.adjoint(p)))
+        # None: no path from p to the result (TensorFlow's "unconnected")
+        self.unconnected = tuple(p for p in self.wrt if self.state.get(p, UNSET) == UNSET)
+        for p in self.wrt:
+            results.append(S.const(None) if p in self.unconnected else S.name(self.adjoint(p)))
         primal = set(self.parsed.params) | {n.id for s in assignments(self.body)
                                              for n in gast.walk(s) if isinstance(n, gast.Name)
                                              and isinstance(n.ctx, gast.Store)}
@@ -161,11 +162,20 @@ class Reverser:
         if isinstance(s, gast.Assign):
             target = s.targets[0]
             if isinstance(target, gast.Subscript):
-                return self.comment(s, self.reverse_setitem(s, target))
-            if isinstance(target, gast.Tuple):
-                return self.comment(s, self.reverse_unpack(s, target_names(target)))
-            return self.comment(s, self.reverse_assign(s, target.id))
+                code = self.reverse_setitem(s, target)
+            elif isinstance(target, gast.Tuple):
+                code = self.reverse_unpack(s, target_names(target))
+            else:
+                code = self.reverse_assign(s, target.id)
+            # a call's tape saved in a loop: the previous iteration's, once this adjoint ran
+            tape = self.call_tape(s)
+            save = tape and self.plan.saves.get((id(s), tape[0]))
+            return self.comment(s, code + ([self.restore(tape[0], save)] if save else []))
         return self._reverse_compound(s)
+
+    def call_tape(self, s):
+        """The tape variable of a call statement, as a list of at most one name."""
+        return [self.plan.calls[id(s)][1]] if id(s) in self.plan.calls else []
 
     def _reverse_compound(self, s):
         if isinstance(s, gast.If):
@@ -345,12 +355,17 @@ class Reverser:
         backward = self.refs.bind(unit.backward, unit.name + "_backward")
         adjoint = gast.Call(func=backward, args=[S.name(tape), g], keywords=[])
         active = [a for a in op.inputs if isinstance(a, gast.Name) and a.id in self.active]
+        # an input the callee's result does not depend on gets None from it: no contribution
+        connected = [(k, a) for k, (a, p) in enumerate(zip(active, unit.wrt))
+                     if p not in unit.unconnected]
+        if not connected:
+            return []
         if len(active) == 1:
             return [(active[0].id, adjoint)]
         results = self.fresh(s, "d_" + unit.name)
         self.pending_pre = S.assign(results, adjoint)
         out = [(a.id, gast.Subscript(value=S.name(results), slice=S.const(k), ctx=gast.Load()))
-               for k, a in enumerate(active)]
+               for k, a in connected]
         out[0] = (out[0][0], _Prefixed(self.pending_pre, out[0][1]))
         return out
 
@@ -546,7 +561,9 @@ class Reverser:
         if isinstance(s, gast.For) and not _breaks(s):
             return None
         if id(s) not in self.plan.counters:
-            self.plan.counters[id(s)] = self.names.fresh("n_iterations")
+            counter = self.plan.counters[id(s)] = self.names.fresh("n_iterations")
+            if self.loops_of[id(s)]:  # inside another loop: one count per outer iteration
+                self.plan.counter_stacks[id(s)] = self.names.fresh(counter + "_stack")
         return self.plan.counters[id(s)]
 
     def zeros(self, name):
@@ -612,6 +629,8 @@ class Reverser:
                             possibly.add(name)
                             if top:
                                 defined.add(name)
+                        for tape in self.call_tape(s):  # one per iteration of a loop
+                            save_for(s, tape, depth > 0)
                 elif isinstance(s, gast.If):
                     walk(s.body, depth, False)
                     walk(s.orelse, depth, False)
@@ -619,9 +638,6 @@ class Reverser:
                     if isinstance(s, gast.For) and s.target.id in reads:
                         save_for(s, s.target.id, depth > 0)
                         possibly.add(s.target.id)
-                    if id(s) in plan.counters and depth > 0:
-                        plan.counter_stacks[id(s)] = self.names.fresh(
-                            plan.counters[id(s)] + "_stack")
                     walk(s.body, depth + 1, False)
 
         walk(self.body, 0, True)
@@ -684,7 +700,7 @@ class Reverser:
         pre = []
         if isinstance(s, gast.Assign):
             target = s.targets[0]
-            for name in target_names(target):
+            for name in target_names(target) + self.call_tape(s):
                 save = plan.saves.get((id(s), name))
                 if save is None:
                     continue

@@ -65,8 +65,14 @@ def unreduce(g, x, axis, keepdims):
     Any axes ``g`` has before those of the reduction's result (a batch of rows)
     are kept, so the helper serves the result itself too (``unreduce(ans, ...)``)."""
     shape = np.shape(x)
-    if np.ndim(g) == 0:  # a full reduction, and no batch: no axes to put back first
-        return np.broadcast_to(g, shape)
+    if getattr(g, "ndim", 0) == 0:  # a full reduction, and no batch: no axes to put back
+        if type(g) is float or isinstance(g, (np.ndarray, np.generic)):
+            # Filling a new array costs less than np.broadcast_to's setup (and gives
+            # an array the backward pass owns).
+            out = np.empty(shape, dtype=getattr(g, "dtype", float))
+            out.fill(g)
+            return out
+        return np.broadcast_to(g, shape)  # a Tensor: recorded, for higher derivatives
     if not keepdims:
         # Counted from the end, the reduced axes are past any leading batch axes.
         g = np.expand_dims(g, tuple(a - len(shape) for a in reduced_axes(x, axis)))
@@ -80,7 +86,7 @@ def reshape_like(g, x):
 
 def reduced_count(x, ans):
     """How many elements of ``x`` were reduced into each element of ``ans``."""
-    return np.size(x) // max(np.size(ans), 1)
+    return getattr(x, "size", 1) // max(getattr(ans, "size", 1), 1)  # numbers have size 1
 
 
 def extremum_adjoint(g, ans, x, axis, keepdims):
@@ -169,34 +175,37 @@ def diagonal_adjoint(g, x, offset, axis1, axis2):
 
 def T(x):
     """Swap the last two axes (the matrix transpose of a stack of matrices)."""
-    return np.swapaxes(x, -1, -2)
+    return x.T if x.ndim == 2 else np.swapaxes(x, -1, -2)  # .T: an attribute, no dispatch
 
 
 def matmul_lhs(g, a, b):
     """The adjoint of ``a`` in ``a @ b``, for any ranks ``np.matmul`` accepts."""
     # Matrices and vectors without stacks of matrices to broadcast against have
     # nothing to unbroadcast: the common case gets its own short path (any batch
-    # of rows in ``g`` stays as it is).
-    if np.ndim(b) == 1:
-        if np.ndim(a) == 2:  # the outer product; indexing is far cheaper than np.expand_dims
+    # of rows in ``g`` stays as it is). Ranks are read as attributes: np.ndim's
+    # dispatch costs more than a small product.
+    a_ndim, b_ndim = a.ndim, b.ndim
+    if b_ndim == 1:
+        if a_ndim == 2:  # the outer product; indexing is far cheaper than np.expand_dims
             return g[..., np.newaxis] * b
         return unbroadcast(np.expand_dims(g, -1) * b, a)
-    if np.ndim(a) == 1:
+    if a_ndim == 1:
         return unbroadcast(np.expand_dims(g, -2) @ T(b), np.expand_dims(a, 0))[..., 0, :]
-    return g @ T(b) if np.ndim(a) == np.ndim(b) == 2 else unbroadcast(g @ T(b), a)
+    return g @ T(b) if a_ndim == b_ndim == 2 else unbroadcast(g @ T(b), a)
 
 
 def matmul_rhs(g, a, b):
     """The adjoint of ``b`` in ``a @ b``, for any ranks ``np.matmul`` accepts."""
-    if np.ndim(a) == 1:
-        if np.ndim(b) == 1:
+    a_ndim, b_ndim = a.ndim, b.ndim
+    if a_ndim == 1:
+        if b_ndim == 1:
             return np.expand_dims(g, -1) * a
         return unbroadcast(np.expand_dims(a, -1) * np.expand_dims(g, -2), b)
-    if np.ndim(b) == 1:
-        if np.ndim(a) == 2:
+    if b_ndim == 1:
+        if a_ndim == 2:
             return g @ a
         return unbroadcast(T(a) @ np.expand_dims(g, -1), np.expand_dims(b, -1))[..., 0]
-    return T(a) @ g if np.ndim(a) == np.ndim(b) == 2 else unbroadcast(T(a) @ g, b)
+    return T(a) @ g if a_ndim == b_ndim == 2 else unbroadcast(T(a) @ g, b)
 
 
 def dot_lhs(g, a, b):
