@@ -362,7 +362,9 @@ class Normalizer:
         else:
             sequences = [iter_]
             targets = [target]
-        seqs = [self.atom(q, "seq") for q in sequences]
+        # the loop iterates over the sequences as they were before it: the body may rebind them
+        assigned = _assigned_names(s.body) | S.names_in(target)
+        seqs = [self.copy_if_assigned(self.atom(q, "seq"), assigned) for q in sequences]
         if counter is None or not isinstance(counter, gast.Name):
             index = self.names.fresh("i")
         else:

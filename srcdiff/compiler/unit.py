@@ -21,7 +21,7 @@ from .reverse import Reverser
 
 class Unit:
     __slots__ = ("name", "forward", "backward", "source", "params", "wrt", "fn",
-                 "dependencies", "mutated", "callees", "__weakref__")
+                 "dependencies", "mutated", "callees", "unconnected", "__weakref__")
 
     def __init__(self, name, forward, backward, source, params, wrt, fn, dependencies,
                  mutated=()):
@@ -35,6 +35,7 @@ class Unit:
         self.dependencies = dependencies  # (namespace dict, name, object) the code was built on
         self.mutated = mutated        # indices of parameters the function writes into
         self.callees = ()             # the compiled units of the functions it calls
+        self.unconnected = ()         # active parameters the result does not depend on
 
     def is_current(self):
         """Whether every free name the code was built on still means the same object."""
@@ -187,6 +188,7 @@ def compile_unit(fn, active, scalars, cache, lifted=()):
     unit = Unit(name, scope[forward.name], scope[backward.name], source, params, wrt, fn,
                 dependencies, mutated)
     unit.callees = tuple(callee for callee, _ in reverser.plan.calls.values())
+    unit.unconnected = reverser.unconnected
     return unit
 
 
