@@ -187,38 +187,30 @@ def target_names(target):
 def activity(body, active_params, describe):
     """The names that are varied (depend on an active input) and useful (the
     result depends on them): only those get adjoints."""
-    statements = [(s, describe(s.value) if isinstance(s, gast.Assign) else None)
-                  for s in assignments(body)]
-    varied = set(active_params)
-    changed = True
-    while changed:
-        changed = False
-        for s, op in statements:
-            if op is None or op.kind == "none":
-                continue
-            names = set(target_names(s.targets[0]))
-            if names <= varied:
-                continue
-            if _dependencies(s, op) & varied:
-                varied |= names
-                changed = True
-    useful = set()
-    for s, _ in statements:
+    statements = [(s, describe(s.value)) for s in assignments(body)
+                  if isinstance(s, gast.Assign)]
+    flows = [(_dependencies(s, op), set(target_names(s.targets[0])))  # (inputs, targets)
+             for s, op in statements if op.kind != "none"]
+    varied = _grow(set(active_params), flows)
+    returned = set()
+    for s in assignments(body):
         if isinstance(s, gast.Return):
-            useful |= S.loaded_names(s.value)
+            returned |= S.loaded_names(s.value)
+    useful = _grow(returned, [(targets, inputs) for inputs, targets in flows])
+    return varied & useful
+
+
+def _grow(known, edges):
+    """``known``, grown to a fixpoint along ``edges``: (sources, sinks) pairs, where
+    reaching any source reaches every sink."""
     changed = True
     while changed:
         changed = False
-        for s, op in statements:
-            if op is None or op.kind == "none":
-                continue
-            if not set(target_names(s.targets[0])) & useful:
-                continue
-            new = _dependencies(s, op) - useful
-            if new:
-                useful |= new
+        for sources, sinks in edges:
+            if sources & known and not sinks <= known:
+                known |= sinks
                 changed = True
-    return varied & useful
+    return known
 
 
 def _dependencies(s, op):
