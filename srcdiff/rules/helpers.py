@@ -67,16 +67,20 @@ def unreduce(g, x, axis, keepdims):
     shape = np.shape(x)
     if getattr(g, "ndim", 0) == 0:  # a full reduction, and no batch: no axes to put back
         if type(g) is float or isinstance(g, (np.ndarray, np.generic)):
-            # Filling a new array costs less than np.broadcast_to's setup (and gives
-            # an array the backward pass owns).
-            out = np.empty(shape, dtype=getattr(g, "dtype", float))
-            out.fill(g)
-            return out
+            return _spread(np.asarray(g), shape)
         return np.broadcast_to(g, shape)  # a Tensor: recorded, for higher derivatives
     if not keepdims:
         # Counted from the end, the reduced axes are past any leading batch axes.
         g = np.expand_dims(g, tuple(a - len(shape) for a in reduced_axes(x, axis)))
     return np.broadcast_to(g, np.shape(g)[:np.ndim(g) - len(shape)] + shape)
+
+
+def _spread(g, shape):
+    """The 0-d array ``g`` seen as a read-only array of ``shape``: what np.broadcast_to
+    returns, made directly (its setup costs more than the arithmetic at small sizes)."""
+    out = np.ndarray(shape, g.dtype, g, 0, (0,) * len(shape))
+    out.flags.writeable = False
+    return out
 
 
 def reshape_like(g, x):
