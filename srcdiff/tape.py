@@ -161,7 +161,11 @@ class GradientTape:
             if not is_nondifferentiable(fn):
                 refuse_without_rule(primitive_name(fn))
             return
-        tape.add(rule, args, raw, kwargs, out)
+        # _Records.add, inlined: this runs once per recorded operation
+        tape.records.append((rule, args, raw, kwargs or _NO_KWARGS, out))
+        tracked.add(id(out))
+        if out._value.dtype.kind == "c":
+            tape.complex = True
 
     def _read_variable(self, variable, snapshot):
         tape = self._tape
