@@ -66,6 +66,8 @@ def eager_grads(f, args, positions):
         for k in positions:
             tape.watch(inputs[k])
         y = f(*inputs)
+    if not isinstance(y, sd.Tensor):  # no active input reached the result
+        return [np.zeros(np.shape(args[k])) for k in positions]
     grads = tape.gradient(y, [inputs[k] for k in positions])
     return [np.zeros(np.shape(args[k])) if g is None else np.asarray(g)
             for g, k in zip(grads, positions)]

@@ -195,3 +195,57 @@ def constant_argument_call(x):
 ], ids=ids)
 def test_user_functions(f, args, wrt):
     check_grad(f, args, wrt)
+
+
+# --- calls found wrong by the random programs (test_compiler_random_programs.py) ---
+
+def sine_times(a, b):
+    return np.sin(a) * b
+
+
+def first_only(a, b):
+    return a[::-1] * 2.0  # b reaches nothing: its adjoint is None
+
+
+def flip_or_sine(a, b):
+    if a[1] > 0.0:
+        c = -a * b
+    else:
+        c = np.sin(a)
+    return c
+
+
+def rebinds_its_argument(x, y):
+    v = x * 1.0
+    v = sine_times(v, y)  # the callee's backward call precedes the reads of its results
+    return np.sum(v)
+
+
+def passes_an_unconnected_input(x, s):
+    t = s * 1.0
+    v = first_only(np.cos(x), t)
+    return np.sum(v) * t
+
+
+def call_in_a_loop(x):
+    for _ in range(2):
+        x = flip_or_sine(x, x)  # each iteration's tape (and branch) is its own
+    return np.sum(x)
+
+
+def passes_an_array_it_then_writes(x):
+    buf = np.zeros(3)
+    for _ in range(2):
+        buf[0] = np.sum(x)
+        x = np.cos(scaled_sine(buf, 2.0))  # the callee's tape must not see later writes
+    return np.sum(x)
+
+
+@pytest.mark.parametrize("f, args, wrt, eager", [
+    (rebinds_its_argument, (X, X[::-1].copy()), (0, 1), True),
+    (passes_an_unconnected_input, (X, 0.8), (0, 1), True),
+    (call_in_a_loop, (np.array([0.5, 0.5, 0.9]),), 0, True),
+    (passes_an_array_it_then_writes, (X,), 0, False),
+], ids=ids)
+def test_calls_found_by_random_programs(f, args, wrt, eager):
+    check_grad(f, args, wrt, eager=eager)

@@ -347,3 +347,33 @@ def return_in_while(x):
 ], ids=ids)
 def test_exits(f, args, wrt):
     check_grad(f, args, wrt)
+
+
+def loop_over_a_rebound_sequence(x):
+    v = x * 1.0
+    total = 0.0
+    for e in v:
+        v = v * 0.5  # iteration still runs over the v of before the loop
+        total = total + e * np.sum(v)
+    for k, e in enumerate(v):
+        v = np.sin(v)
+        total = total + e * k
+    return total + np.sum(v)
+
+
+def test_loop_over_a_sequence_the_body_rebinds():
+    check_grad(loop_over_a_rebound_sequence, (X,), 0)
+
+
+def view_then_write(x, s):
+    buf = np.zeros(3)
+    y = buf[::-1]  # a view: the write below shows through y
+    buf[2] = s * 2.0
+    return np.sum(y * x)
+
+
+@pytest.mark.xfail(strict=True, reason="a basic-slice view aliases its array: the compiler "
+                                       "treats y = buf[::-1] as a copy, so a later write "
+                                       "into buf does not reach y's adjoint (ds is 0)")
+def test_a_view_of_an_array_written_later():
+    check_grad(view_then_write, (X[:3].copy(), 0.3), (0, 1), eager=False)

@@ -718,6 +718,11 @@ class Reverser:
                 unit, tape = plan.calls[id(s)]
                 forward = self.refs.bind(unit.forward, unit.name + "_forward")
                 stmt.value.func = forward
+                # the callee's tape keeps its arguments: one this function writes into
+                # later must be a snapshot (unless the callee itself writes into it)
+                stmt.value.args = [S.expr(f"{a.id}.copy()") if isinstance(a, gast.Name)
+                                   and a.id in self.written and k not in unit.mutated else a
+                                   for k, a in enumerate(stmt.value.args)]
                 stmt.targets = [gast.Tuple(elts=[S.copy_node(s.targets[0]),
                                                  S.name(tape, gast.Store())], ctx=gast.Store())]
             elif isinstance(s.targets[0], gast.Tuple) and op is not None and op.kind == "call":
