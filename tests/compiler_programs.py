@@ -9,8 +9,9 @@
 It also checks what ``sd.grad`` promises for every call: each gradient has its
 argument's shape and dtype, and no argument is modified.
 
-The functions at the bottom are called by programs in the test modules, so that
-calls into another module are exercised (their source lives in this file).
+``import_source`` writes generated source to a file and imports it (the compiler
+reads functions back from their files).  The functions at the bottom are called by
+programs in the test modules, so that calls into another module are exercised.
 """
 import importlib.util
 import inspect
