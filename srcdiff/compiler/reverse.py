@@ -212,12 +212,8 @@ class Reverser:
                 pre.append(S.assign(kept, S.name(x)))
                 ans = S.name(kept)
             pre.append(restore.pop())
-        contributions = self.contributions(s, op, g, ans)
-        for k, (v, c) in enumerate(contributions):
-            if isinstance(c, _Prefixed):  # a callee's backward call: before its results are read
-                pre.append(c.stmt)
-                contributions[k] = (v, c.expr)
-        owned_before = self.state.get(x) == OWNED
+        setup, contributions = self.contributions(s, op, g, ans)
+        pre += setup  # a callee's backward call: before its results are read
         self.state[x] = UNSET  # x's old value has its own adjoint, zero so far
         code = pre
         late = [(v, c) for v, c in contributions if v == x]
@@ -229,7 +225,6 @@ class Reverser:
             for _, c in late[1:]:
                 total = gast.BinOp(left=total, op=gast.Add(), right=c)
             code += self.contribute(x, total)
-        del owned_before
         return code + restore
 
     def reverse_unpack(self, s, targets):
@@ -265,7 +260,9 @@ class Reverser:
                                  keywords=[gast.keyword(arg="axis", value=axis)])
                 code += self.contribute(x.id, join)
             return code
-        for v, c in self.call_contributions(s, op, douts):
+        setup, contributions = self.call_contributions(s, op, douts)
+        code += setup
+        for v, c in contributions:
             code += self.contribute(v, c)
         return code
 
@@ -276,15 +273,21 @@ class Reverser:
                    for vjp in map(op.rule.vjp, range(len(op.inputs))))
 
     def contributions(self, s, op, g, ans):
-        """(name, adjoint expression) for each active input of the statement."""
+        """(statements to run first, [(name, adjoint expression)]) for the statement's
+        active inputs."""
+        if op.kind == "call":
+            return self.call_contributions(s, op, g)
+        return [], self.input_adjoints(s, op, g, ans)
+
+    def input_adjoints(self, s, op, g, ans):
+        """(name, adjoint expression) for each active input of a statement that is not
+        a call of a compiled function."""
         out = []
         if op.kind == "copy":
             (a,) = op.inputs
             if a.id in self.active:
                 out.append((a.id, g))
             return out
-        if op.kind == "call":
-            return self.call_contributions(s, op, g)
         if op.kind == "pack":  # seq = [a, b]: the adjoint of seq is the list [da, db]
             return [(a.id, gast.Subscript(value=g, slice=S.const(k), ctx=gast.Load()))
                     for k, a in enumerate(op.inputs)
@@ -359,15 +362,13 @@ class Reverser:
         connected = [(k, a) for k, (a, p) in enumerate(zip(active, unit.wrt))
                      if p not in unit.unconnected]
         if not connected:
-            return []
+            return [], []
         if len(active) == 1:
-            return [(active[0].id, adjoint)]
+            return [], [(active[0].id, adjoint)]
         results = self.fresh(s, "d_" + unit.name)
-        self.pending_pre = S.assign(results, adjoint)
-        out = [(a.id, gast.Subscript(value=S.name(results), slice=S.const(k), ctx=gast.Load()))
-               for k, a in connected]
-        out[0] = (out[0][0], _Prefixed(self.pending_pre, out[0][1]))
-        return out
+        return [S.assign(results, adjoint)], [
+            (a.id, gast.Subscript(value=S.name(results), slice=S.const(k), ctx=gast.Load()))
+            for k, a in connected]
 
     def call_unit(self, s, op):
         mask = tuple(isinstance(a, gast.Name) and a.id in self.active for a in op.inputs)
@@ -378,32 +379,27 @@ class Reverser:
         return unit, tape
 
     def contribute(self, v, expr):
+        """The statements that add ``expr`` to the adjoint of ``v``."""
         d = self.adjoint(v)
-        pre = []
-        if isinstance(expr, _Prefixed):
-            pre, expr = [expr.stmt], expr.expr
         state = self.state.get(v, UNSET)
         if isinstance(expr, _ListItem):  # one element of a list's adjoint
-            code = pre
-            if state == UNSET:
-                code.append(S.assign(d, self.zeros(v)))
             self.state[v] = OWNED
-            return code + [expr.add_to(d)]
+            zeros = [S.assign(d, self.zeros(v))] if state == UNSET else []
+            return zeros + [expr.add_to(d)]
         if isinstance(expr, _Scatter):
             if state == OWNED:  # add into our own array: no full-size temporary per read
-                return pre + [expr.in_place(d, self.is_basic(expr.index))]
+                return [expr.in_place(d, self.is_basic(expr.index))]
             expr = expr.dense
         if state == UNSET:
             # arithmetic makes a fresh array, which later updates may write into
             self.state[v] = self.owned(v) if isinstance(expr, (gast.BinOp, gast.UnaryOp)) else SET
             if isinstance(expr, gast.Name) and expr.id == d:
-                return pre  # dx = dx: the variable already holds it
-            return pre + [S.assign(d, expr)]
+                return []  # dx = dx: the variable already holds it
+            return [S.assign(d, expr)]
         self.state[v] = self.owned(v)
         if state == OWNED:  # our own array: add into it rather than allocate another
-            return pre + [gast.AugAssign(target=S.name(d, gast.Store()), op=gast.Add(),
-                                         value=expr)]
-        return pre + [S.assign(d, gast.BinOp(left=S.name(d), op=gast.Add(), right=expr))]
+            return [gast.AugAssign(target=S.name(d, gast.Store()), op=gast.Add(), value=expr)]
+        return [S.assign(d, gast.BinOp(left=S.name(d), op=gast.Add(), right=expr))]
 
     def owned(self, name):
         """The state of a fresh adjoint: owned, unless it is a number (never written into)."""
@@ -794,14 +790,6 @@ class _ListItem:
         store = gast.Subscript(value=S.name(d), slice=S.copy_node(self.index),
                                ctx=gast.Store())
         return S.assign(store, gast.BinOp(left=slot, op=gast.Add(), right=S.copy_node(self.g)))
-
-
-class _Prefixed:
-    """An adjoint expression that needs one statement run before it."""
-
-    def __init__(self, stmt, expr):
-        self.stmt = stmt
-        self.expr = expr
 
 
 # NumPy functions that cut an array into pieces along an axis (default axis).
