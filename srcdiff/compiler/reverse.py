@@ -397,9 +397,12 @@ class Reverser:
                 return []  # dx = dx: the variable already holds it
             return [S.assign(d, expr)]
         self.state[v] = self.owned(v)
+        op = gast.Add()
+        if isinstance(expr, gast.UnaryOp) and isinstance(expr.op, gast.USub):
+            op, expr = gast.Sub(), expr.operand  # dx - dy, not dx + -dy
         if state == OWNED:  # our own array: add into it rather than allocate another
-            return [gast.AugAssign(target=S.name(d, gast.Store()), op=gast.Add(), value=expr)]
-        return [S.assign(d, gast.BinOp(left=S.name(d), op=gast.Add(), right=expr))]
+            return [gast.AugAssign(target=S.name(d, gast.Store()), op=op, value=expr)]
+        return [S.assign(d, gast.BinOp(left=S.name(d), op=op, right=expr))]
 
     def owned(self, name):
         """The state of a fresh adjoint: owned, unless it is a number (never written into)."""
