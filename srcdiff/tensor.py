@@ -16,7 +16,8 @@ from . import rules
 from ._recording import STATE, refuse_without_rule
 from .rules import registry
 from .dtypes import as_dtype
-from .rules.shapes import cast as _cast, concatenate as _concatenate, stack as _stack
+from .rules.shapes import (SEQUENCE_FORMS, cast as _cast, concatenate as _concatenate,
+                           stack as _stack)
 
 class TensorShape(tuple):
     """A tuple of dimensions that also answers TensorFlow's TensorShape questions."""
@@ -636,12 +637,8 @@ def _apply_to_sequence(primitive, func, args, kwargs):
     return apply(primitive, *sequence, axis=axis)
 
 
-_SEQUENCE_FUNCTIONS = {
-    np.concatenate: _concatenate,
-    np.stack: _stack,
-    np.hstack: _concatenate,
-    np.vstack: _concatenate,
-}
+# The compiler's map, plus hstack/vstack, whose axes _apply_to_sequence works out.
+_SEQUENCE_FUNCTIONS = {**SEQUENCE_FORMS, np.hstack: _concatenate, np.vstack: _concatenate}
 
 _UFUNC_REDUCTIONS = {
     (np.add, "reduce"): np.sum,
