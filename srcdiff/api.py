@@ -25,8 +25,11 @@ def _raw(value):
 
 
 def _is_scalar(value):
-    if type(value) is float or type(value) is int:
+    kind = type(value)
+    if kind is float or kind is int:
         return True
+    if kind is np.ndarray:  # before the ABC check below, which costs far more
+        return False
     return isinstance(value, numbers.Number) and not isinstance(value, bool)
 
 
@@ -88,6 +91,9 @@ def _like(g, arg):
     """A gradient with its argument's shape and dtype (zeros where it is unconnected)."""
     if type(arg) is float and type(g) is float:
         return g
+    if type(g) is np.ndarray and type(arg) is np.ndarray and g.shape == arg.shape \
+            and g.dtype == arg.dtype:
+        return g  # the common case, answered from attributes
     if g is None:
         g = 0.0
     if _is_scalar(arg):
@@ -100,6 +106,8 @@ def _like(g, arg):
 def _scalar_output(fn, y):
     if type(y) is float:  # scalar code stays on Python floats
         return 1.0
+    if isinstance(y, np.generic):  # a NumPy scalar, e.g. from np.mean: one of its type
+        return type(y)(1)
     if np.ndim(y) != 0 and np.size(y) != 1:
         raise ValueError(f"grad of {fn.__qualname__} needs a scalar output, but it returned "
                          f"shape {np.shape(y)}; use sd.vjp for a vector-Jacobian product or "

@@ -343,7 +343,7 @@ class Normalizer:
         call = _range_call(iter_, self.resolve)
         if call is not None and isinstance(target, gast.Name):
             bounds = [self.atom(a, "n") for a in call.args]
-            assigned = _assigned_names(s.body)
+            assigned = S.assigned_names(s.body)
             bounds = [self.copy_if_assigned(b, assigned) for b in bounds]
             loop_range = gast.Call(func=S.name("range"), args=bounds, keywords=[])
             self.emit(gast.For(target=target, iter=loop_range, body=self.block(s.body),
@@ -363,7 +363,7 @@ class Normalizer:
             sequences = [iter_]
             targets = [target]
         # the loop iterates over the sequences as they were before it: the body may rebind them
-        assigned = _assigned_names(s.body) | S.names_in(target)
+        assigned = S.assigned_names(s.body) | S.names_in(target)
         seqs = [self.copy_if_assigned(self.atom(q, "seq"), assigned) for q in sequences]
         if counter is None or not isinstance(counter, gast.Name):
             index = self.names.fresh("i")
@@ -611,12 +611,3 @@ def _range_call(node, resolve):
     if _call_of(node, resolve) is range and not node.keywords and 1 <= len(node.args) <= 3:
         return node
     return None
-
-
-def _assigned_names(stmts):
-    names = set()
-    for s in stmts:
-        for n in gast.walk(s):
-            if isinstance(n, gast.Name) and isinstance(n.ctx, gast.Store):
-                names.add(n.id)
-    return names

@@ -6,7 +6,9 @@ adjoint reads, the forward pass saves the old value first (into a named
 variable outside loops, onto a stack inside them) and the backward pass
 restores it right after that statement's adjoint.  So at every point of the
 backward pass each variable holds the value it had at the matching point of
-the forward pass, and nothing is saved that no adjoint reads.
+the forward pass, and nothing is saved that no adjoint reads.  Inside loops,
+cheap operations on numbers are recomputed instead of stacked (see
+``plan_recomputes``).
 
 Adjoint state is tracked statically per name: unset (zero, no variable yet),
 set, or owned (set, and an array nobody else refers to, so it may be updated
@@ -14,6 +16,7 @@ in place).  The first contribution assigns ``dx = ...``, later ones add; a
 branch or loop whose paths disagree materialises zeros where one path has none.
 """
 import copy
+import math
 import operator
 
 import gast
@@ -65,6 +68,8 @@ class Reverser:
         self.plan = Plan()
         self.order, self.loops_of = _positions(body)
         self.stacks = {}
+        self.recompute_before = {}  # id(statement) -> assignments re-run before its adjoint
+        self.recomputed = set()
         self.fresh_names = {}  # (statement, purpose) -> name: the dry run and the real one agree
 
     def _assigned_ops(self):
@@ -83,7 +88,8 @@ class Reverser:
         # A dry run finds the primal values the adjoints read; then plan their saves.
         self.collecting = True  # the dry run notes which statements read which values
         self.backward_body(outputs)
-        reads = self.reads
+        inputs = self.plan_recomputes()
+        reads = (self.reads | (inputs & self.primal)) - self.recomputed
         self.plan_saves(reads)
         self.collecting = False
         backward = self.backward_body(outputs)
@@ -127,7 +133,9 @@ class Reverser:
         loaded = set()
         for s in code:
             loaded |= S.loaded_names(s)
-        self.reads = (loaded & primal) - set(self.adjoints.values())
+        self.primal = primal
+        # a recomputed value is the backward pass's own: assigned there before any read
+        self.reads = (loaded & primal) - set(self.adjoints.values()) - self.recomputed
         value = results[0] if len(results) == 1 else gast.Tuple(elts=results, ctx=gast.Load())
         return code, value
 
@@ -141,7 +149,10 @@ class Reverser:
                     block = block[1:]  # one comment per source line
                 else:
                     last_comment = block[0].value.value
-            code.extend(block)
+            rerun = [st for r in self.recompute_before.get(id(s), ()) for st in
+                     self.forward_stmt(r)]
+            at = 1 if block and _is_comment(block[0]) else 0
+            code.extend(block[:at] + rerun + block[at:])
         return code
 
     def reverse_stmt(self, s):
@@ -587,6 +598,65 @@ class Reverser:
             hint="Use a NumPy or srcdiff op that has a rule, or register one with "
                  "@sd.register_gradient.")
 
+    # ------------------------------------------------------------ recomputation
+    def plan_recomputes(self):
+        """Numbers a loop's adjoints read, recomputed by the backward pass rather than
+        stacked: a float operation or two cost less than a push and a pop, and the
+        forward pass keeps only what the loop carries, as a hand-written loop does.
+
+        ``t = f(u, ...)`` on Python numbers qualifies when it is t's only assignment,
+        inside a loop; every adjoint that reads t is its own or a later statement's in
+        the same block; and no statement in between writes u.  Right before the adjoint
+        of the last of them, u holds its value from t's assignment again: t is re-run
+        there.  Returns the names the re-run statements read."""
+        counts = {}
+        for st in assignments(self.body):
+            if isinstance(st, gast.Assign):
+                for name in target_names(st.targets[0]):
+                    counts[name] = counts.get(name, 0) + 1
+        once = {n for n, c in counts.items() if c == 1} - set(self.parsed.params) - {
+            loop.target.id for loop in _walk_loops(self.body) if isinstance(loop, gast.For)}
+        inputs_read = set()
+        for block in _blocks(self.body):
+            if not self.loops_of[id(block[0])]:
+                continue
+            within = [{id(n) for n in gast.walk(st) if isinstance(n, gast.stmt)}
+                      for st in block]
+            for k in reversed(range(len(block))):
+                t = self.recomputable(block[k], once)
+                readers = self.reads_at.get(t, ())
+                if t is None or not readers:
+                    continue
+                later = [j for j in range(k, len(block)) if within[j] & readers]
+                if sum(len(within[j] & readers) for j in later) != len(readers):
+                    continue  # read before it is assigned, or outside its block
+                last = later[-1]
+                inputs = S.loaded_names(block[k].value)
+                if inputs & S.assigned_names(block[k + 1:last + 1], into=True):
+                    continue
+                self.recomputed.add(t)
+                self.recompute_before.setdefault(id(block[last]), []).insert(0, block[k])
+                for u in inputs:
+                    self.reads_at.setdefault(u, set()).add(id(block[last]))
+                inputs_read |= inputs
+        return inputs_read
+
+    def recomputable(self, s, once):
+        """The name ``s`` assigns, if re-running ``s`` is a cheap operation on numbers."""
+        if not (isinstance(s, gast.Assign) and isinstance(s.targets[0], gast.Name)):
+            return None
+        t, op = s.targets[0].id, self.ops[id(s)]
+        if t not in once or t not in self.scalars or id(s) in self.plan.calls:
+            return None
+        if op.kind not in ("primitive", "copy") or op.kwargs or isinstance(
+                s.value, gast.Call) and not (_from_math(op.fn) or op.fn is float):
+            return None
+        numbers = self.scalars | self.ints
+        if all(isinstance(a, gast.Constant) or getattr(a, "id", None) in numbers
+               for a in op.inputs):
+            return t
+        return None
+
     # ------------------------------------------------------------ saves
     def needs_restore(self, s, name):
         """Whether an adjoint reads ``name``'s value from before statement ``s``:
@@ -891,11 +961,15 @@ _FULL_REDUCTIONS = {np.sum, np.mean, np.prod, np.max, np.min, np.amax, np.amin, 
                     np.std, np.linalg.norm, np.vdot}
 
 
+def _from_math(fn):
+    """Whether ``fn`` is one of the ``math`` module's functions (numbers in and out)."""
+    return getattr(fn, "__module__", None) == "math" or getattr(fn, "__self__", None) is math
+
+
 def _scalar_names(body, scalar_params, describe, params):
     """Names that always hold a Python number: no broadcasting can happen through them.
 
     A parameter passed an array is not one, whatever it is assigned later."""
-    import math
     candidates = set(scalar_params)
     statements = [s for s in assignments(body) if isinstance(s, gast.Assign)
                   and isinstance(s.targets[0], gast.Name)]
@@ -919,8 +993,7 @@ def _scalar_names(body, scalar_params, describe, params):
             fn = op.fn
             if fn in _FULL_REDUCTIONS and "axis" not in op.kwargs and len(op.inputs) == 1:
                 return True
-            return (fn in _SCALAR_FUNCTIONS or getattr(fn, "__module__", None) == "math"
-                    or isinstance(fn, type(math.sin)) and getattr(fn, "__self__", None) is math)
+            return fn in _SCALAR_FUNCTIONS or _from_math(fn)
         return False
 
     names = set(candidates) - (set(params) - set(scalar_params))
@@ -985,6 +1058,16 @@ def _int_names(body):
                 names.discard(name)
                 changed = True
     return names - {n for n in loop_targets if n in assigned}
+
+
+def _blocks(body):
+    """Every non-empty statement list in ``body``, ``body`` first."""
+    if body:
+        yield body
+    for s in body:
+        for field in ("body", "orelse"):
+            if isinstance(s, (gast.If, gast.For, gast.While)):
+                yield from _blocks(getattr(s, field))
 
 
 def _walk_loops(body):

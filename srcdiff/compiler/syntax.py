@@ -79,6 +79,19 @@ def names_in(node):
     return {n.id for n in gast.walk(node) if isinstance(n, gast.Name)}
 
 
+def assigned_names(stmts, into=False):
+    """The names ``stmts`` bind, at any depth; with ``into``, also the arrays they
+    write into (x in ``x[i] = v``)."""
+    found = set()
+    for s in stmts:
+        for n in gast.walk(s):
+            if isinstance(n, gast.Name) and isinstance(n.ctx, gast.Store):
+                found.add(n.id)
+            elif into and isinstance(n, gast.Subscript) and isinstance(n.ctx, gast.Store):
+                found |= {m.id for m in gast.walk(n.value) if isinstance(m, gast.Name)}
+    return found
+
+
 def loaded_names(node):
     """The ids of the Names ``node`` reads."""
     found = set()
