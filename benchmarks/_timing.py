@@ -24,23 +24,34 @@ def _steady_allocator():
 _steady_allocator()
 
 
-def compare(systems, rounds=60, budget=2.0):
+def compare(systems, rounds=60, budget=2.0, sample=1e-3):
     """Seconds per call of each ``(name, fn)``: a list of ``(name, best, median)``.
 
-    The systems take turns, one call each per round, so a machine that speeds
+    The systems take turns, one sample each per round, so a machine that speeds
     up or slows down during the run (frequency scaling, neighbours) shifts
-    all of them alike and their ratios stay meaningful.  Each is called once
-    untimed first; rounds stop early once ``budget`` seconds are spent."""
-    for _, fn in systems:
-        fn()
+    all of them alike and their ratios stay meaningful.  A sample is as many
+    back-to-back calls as fill ``sample`` seconds (at least one), as a training
+    loop makes them: a single call of tens of microseconds right after another
+    system's would mostly time the caches that system left cold.  Each is
+    called once untimed first; rounds stop early once ``budget`` seconds are spent."""
+    numbers = [_calls_per_sample(fn, sample) for _, fn in systems]
     times = [[] for _ in systems]
     start = time.perf_counter()
     for _ in range(rounds):
-        for (_, fn), spent in zip(systems, times):
+        for (_, fn), number, spent in zip(systems, numbers, times):
             t0 = time.perf_counter()
-            fn()
-            spent.append(time.perf_counter() - t0)
+            for _ in range(number):
+                fn()
+            spent.append((time.perf_counter() - t0) / number)
         if time.perf_counter() - start > budget and len(times[0]) >= 3:
             break
     return [(name, min(spent), statistics.median(spent))
             for (name, _), spent in zip(systems, times)]
+
+
+def _calls_per_sample(fn, sample):
+    fn()  # warm-up, untimed
+    t0 = time.perf_counter()
+    fn()
+    once = time.perf_counter() - t0
+    return max(1, int(sample / max(once, 1e-9)))

@@ -59,8 +59,9 @@ def _unit(fn, args, positions):
 
 
 class _Units:
-    """The units one wrapper has used, by argument kinds: a cached call costs a
-    dictionary lookup and a check that nothing the code was built on changed."""
+    """The units one wrapper has used, by the types of its arguments (which decide
+    their kinds): a cached call costs a dictionary lookup and a check that nothing
+    the code was built on changed."""
 
     def __init__(self, fn, positions):
         self.fn = inspect.unwrap(fn)
@@ -72,15 +73,15 @@ class _Units:
         if self.generation != CACHE.generation:  # sd.clear_cache() forgets these too
             self.known.clear()
             self.generation = CACHE.generation
-        kinds = tuple(map(_is_scalar, args))
-        unit = self.known.get(kinds)
+        types = tuple(map(type, args))
+        unit = self.known.get(types)
         if unit is None or not unit.is_current():
-            unit = self.known[kinds] = _unit(self.fn, args, self.positions)
+            unit = self.known[types] = _unit(self.fn, args, self.positions)
         return unit
 
 
 def _prepare(units, args):
-    args = [_raw(a) for a in args]
+    args = list(map(_raw, args))
     unit = units.get(args)
     for i in unit.mutated:
         args[i] = np.array(args[i])  # the function writes into it: never into the caller's
@@ -125,6 +126,7 @@ def value_and_grad(f, wrt=0, verbose=False):
     units = _Units(f, positions)
     order = sorted(positions)  # the backward pass answers in parameter order
     asked = [order.index(i) for i in positions]
+    pairs = list(zip(asked, positions))  # (place in the backward's answer, argument)
 
     @functools.wraps(f)
     def value_and_gradient(*args):
@@ -134,7 +136,7 @@ def value_and_grad(f, wrt=0, verbose=False):
         if single:
             return y, _like(grads if len(order) == 1 else grads[asked[0]], raw[positions[0]])
         grads = _as_tuple(grads, len(order))
-        return y, tuple(_like(grads[k], raw[i]) for k, i in zip(asked, positions))
+        return y, tuple([_like(grads[k], raw[i]) for k, i in pairs])
 
     if verbose:
         print(adjoint_source(f, wrt))

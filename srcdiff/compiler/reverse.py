@@ -96,6 +96,7 @@ class Reverser:
         temporaries = set(self.adjoints.values()) - {self.adjoint(p) for p in self.wrt}
         propagate_copies(backward[0], temporaries)
         self.measured = _shape_only(backward[0], self.reads)
+        self.held = set(self.parsed.params) - S.assigned_names(self.body, into=True)
         forward = self.forward_body(ret)
         return forward, backward
 
@@ -752,8 +753,11 @@ class Reverser:
         return stacks + written
 
     def kept(self, name):
-        """What the forward pass keeps of ``name``: the value, or only its shape."""
-        if name in self.measured and name not in self.scalars:
+        """What the forward pass keeps of ``name``: the value, or only its shape.
+
+        An argument the function never rebinds is kept whole: the caller holds it
+        anyway, and measuring it would cost time and save no memory."""
+        if name in self.measured and name not in self.scalars and name not in self.held:
             return gast.Call(func=self.refs.bind(shape_of, "shape_of"), args=[S.name(name)],
                              keywords=[])
         return S.name(name)

@@ -42,7 +42,10 @@ class Unit:
         for scope, name, obj in self.dependencies:
             if scope.get(name, _GONE) is not obj:
                 return False
-        return all(callee.is_current() for callee in self.callees)
+        for callee in self.callees:  # a loop, not all(...): every cached call asks this
+            if not callee.is_current():
+                return False
+        return True
 
 
 _GONE = object()

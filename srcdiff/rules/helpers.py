@@ -43,8 +43,9 @@ def unbroadcast(g, x):
     """Sum ``g`` down to the shape of ``x``, undoing NumPy broadcasting."""
     # Every binary op's adjoint comes here, mostly with nothing to undo: arrays
     # and Tensors carry their shape, far cheaper to read than np.shape's.
-    shape, gshape = getattr(x, "shape", None), getattr(g, "shape", None)
-    if shape is None or gshape is None:
+    try:
+        shape, gshape = x.shape, g.shape
+    except AttributeError:  # a Python number
         shape, gshape = np.shape(x), np.shape(g)
     if gshape == shape:
         return g
