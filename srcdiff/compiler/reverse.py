@@ -23,6 +23,7 @@ import gast
 import numpy as np
 
 from . import syntax as S
+from .aliasing import check_views
 from .analysis import Describer, activity, assignments, target_names
 from .inline import rule_syntax
 from .optimize import propagate_copies
@@ -57,6 +58,7 @@ class Reverser:
         for s in assignments(body):
             if isinstance(s, gast.Assign):
                 self.ops[id(s)] = self.describe(s.value)
+        check_views(body, self.describe, parsed.source_map)
         self.active = activity(body, self.wrt, self.describe) | set(self.wrt)
         self.scalars = _scalar_names(body, scalars, self.describe, parsed.params)
         self.ints = _int_names(body)

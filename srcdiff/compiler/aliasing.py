@@ -1,0 +1,125 @@
+"""Views read after a write into the memory they share: refused before differentiation.
+
+Basic indexing, reshapes and transposes return views, and ``y = x`` binds a second
+name to one array: after ``y = buf[::-1]``, a write ``buf[2] = v`` changes y with no
+assignment to y.  The reverse pass follows values through assignments, so the
+adjoint of v would never reach y.  Reading such a view after a write into its array
+(or the array after a write through the view) raises a CompileError that says to
+take a copy; views read only before any write, the common case, are exact as they
+are (the backward pass restores written elements in place, and views see that).
+"""
+import operator
+
+import gast
+import numpy as np
+
+from . import syntax as S
+from .analysis import assignments
+
+# NumPy functions (array methods are normalised to these) whose result can share
+# the memory of their first argument.
+VIEWS = {np.reshape, np.ravel, np.transpose, np.swapaxes, np.moveaxis, np.squeeze,
+         np.expand_dims, np.asarray, np.asanyarray, np.atleast_1d, np.atleast_2d,
+         np.atleast_3d, np.diagonal, np.broadcast_to, np.real, np.imag, np.split,
+         np.array_split}
+
+
+def check_views(body, describe, source_map):
+    """Raise a CompileError at the first read of a view that a write has changed."""
+    written = {s.targets[0].value.id for s in assignments(body) if isinstance(s, gast.Assign)
+               and isinstance(s.targets[0], gast.Subscript)}
+    if not written:
+        return
+    for s in assignments(body):
+        if not (isinstance(s, gast.Assign) and isinstance(s.targets[0], gast.Name)):
+            continue
+        view, base = s.targets[0].id, _viewed(s.value, describe)
+        if base is not None and base != view and {view, base} & written:
+            _Pair(s, view, base, source_map).walk(body, _DEAD)
+
+
+def _viewed(value, describe):
+    """The name whose memory ``value`` may share, or None."""
+    op = describe(value)
+    first = op.inputs[0] if op.inputs else None
+    if not isinstance(first, gast.Name):
+        return None
+    if op.kind == "copy" or op.kind == "primitive" and (
+            op.fn in VIEWS or op.fn is operator.getitem and _basic(value.slice)):
+        return first.id
+    return None
+
+
+def _basic(index):
+    """Whether ``x[index]`` may be a view: no index array among its parts (a name may
+    hold an int, so it counts as basic)."""
+    if isinstance(index, gast.Tuple):
+        return all(_basic(e) for e in index.elts)
+    return isinstance(index, (gast.Slice, gast.Constant, gast.Name))
+
+
+# Flow state of one (view, base) pair: whether the view is bound to the base's
+# memory, and the statements that wrote into the base / through the view since.
+_DEAD = (False, None, None)
+
+
+def _join(a, b):
+    return tuple(p or q for p, q in zip(a, b))
+
+
+class _Pair:
+    def __init__(self, made, view, base, source_map):
+        self.made, self.view, self.base = made, view, base
+        self.source_map = source_map
+
+    def walk(self, stmts, state):
+        for s in stmts:
+            if isinstance(s, gast.If):
+                self.reads(s, s.test, state)
+                state = _join(self.walk(s.body, state), self.walk(s.orelse, state))
+            elif isinstance(s, (gast.For, gast.While)):
+                self.reads(s, s.iter if isinstance(s, gast.For) else s.test, state)
+                # twice round: what one iteration leaves reaches the next one's reads
+                once = self.walk(s.body, state)
+                state = _join(state, self.walk(s.body, _join(state, once)))
+            else:
+                state = self.step(s, state)
+        return state
+
+    def step(self, s, state):
+        target = s.targets[0] if isinstance(s, gast.Assign) else None
+        into = target.value.id if isinstance(target, gast.Subscript) else None
+        value = getattr(s, "value", None)
+        self.reads(s, value if into is None else gast.Tuple(elts=[target.slice, value],
+                                                            ctx=gast.Load()), state)
+        if s is self.made:
+            return (True, None, None)
+        alive, base_write, view_write = state
+        if target is not None and not into and {self.view, self.base} & set(
+                S.assigned_names([s])):
+            return _DEAD  # either name now holds another value
+        if alive and into == self.base:
+            return (True, s, view_write)
+        if alive and into == self.view:
+            return (True, base_write, s)
+        return state
+
+    def reads(self, s, node, state):
+        alive, base_write, view_write = state
+        if not alive or node is None:
+            return
+        names = S.loaded_names(node)
+        made = self.source_map.file_line(self.made)
+        if base_write is not None and self.view in names:
+            what = (f"a view of '{self.base}' (made at line {made}) after line "
+                    f"{self.source_map.file_line(base_write)} wrote into '{self.base}'")
+        elif view_write is not None and self.base in names:
+            what = (f"'{self.base}' after line {self.source_map.file_line(view_write)} "
+                    f"wrote into it through a view (made at line {made})")
+        else:
+            return
+        raise self.source_map.error(
+            s, f"this reads {what}: the compiler cannot follow a write into memory that "
+               "two values share",
+            hint="Take a copy where the view is made (.copy()), or read the view before "
+                 "the write.")
