@@ -68,7 +68,7 @@ class Reverser:
                                                                       gast.Subscript)}
         self.adjoints = {}
         self.plan = Plan()
-        self.order, self.loops_of = _positions(body)
+        self.order, self.loops_of, self.arms_of = _positions(body)
         self.stacks = {}
         self.recompute_before = {}  # id(statement) -> assignments re-run before its adjoint
         self.recomputed = set()
@@ -663,11 +663,23 @@ class Reverser:
     # ------------------------------------------------------------ saves
     def needs_restore(self, s, name):
         """Whether an adjoint reads ``name``'s value from before statement ``s``:
-        a read at or before ``s``, or anywhere in a loop that also contains ``s``."""
+        a read before ``s``, or anywhere in a loop that also contains ``s``, or by the
+        adjoint of ``s`` itself unless that reads only the new value (``y = exp(x)``)."""
+        own = (isinstance(s, gast.Assign) and not isinstance(s.targets[0], gast.Subscript)
+               and name not in S.loaded_names(s.value))
         for r in self.reads_at.get(name, ()):
-            if self.order[r] <= self.order[id(s)] or self.loops_of[r] & self.loops_of[id(s)]:
+            if self.loops_of[r] & self.loops_of[id(s)]:
+                return True
+            if r == id(s) and own:
+                continue  # it runs before the restore would
+            if self.order[r] <= self.order[id(s)] and not self.exclusive(r, id(s)):
                 return True
         return False
+
+    def exclusive(self, a, b):
+        """Whether statements ``a`` and ``b`` are in different arms of one ``if``."""
+        branches = dict(self.arms_of[a])
+        return any(branches.get(branch, arm) != arm for branch, arm in self.arms_of[b])
 
     def plan_saves(self, reads):
         plan = self.plan
@@ -1016,21 +1028,23 @@ def _scalar_names(body, scalar_params, describe, params):
 
 
 def _positions(body):
-    """Each statement's place in forward order, and the loops that contain it."""
-    order, loops_of = {}, {}
+    """Each statement's place in forward order, the loops that contain it, and the
+    branches it is in (``(id(if), arm)`` pairs)."""
+    order, loops_of, arms_of = {}, {}, {}
 
-    def walk(stmts, loops):
+    def walk(stmts, loops, arms):
         for s in stmts:
             order[id(s)] = len(order)
             loops_of[id(s)] = loops
+            arms_of[id(s)] = arms
             if isinstance(s, gast.If):
-                walk(s.body, loops)
-                walk(s.orelse, loops)
+                walk(s.body, loops, arms | {(id(s), 0)})
+                walk(s.orelse, loops, arms | {(id(s), 1)})
             elif isinstance(s, (gast.For, gast.While)):
-                walk(s.body, loops | {id(s)})
+                walk(s.body, loops | {id(s)}, arms)
 
-    walk(body, frozenset())
-    return order, loops_of
+    walk(body, frozenset(), frozenset())
+    return order, loops_of, arms_of
 
 
 _INT_OPS = (gast.Add, gast.Sub, gast.Mult, gast.FloorDiv, gast.Mod)
