@@ -117,6 +117,7 @@ class Reverser:
     # ------------------------------------------------------------ backward
     def backward_body(self, outputs):
         self.state = {}
+        self.accumulated = set()  # adjoints updated while SET, where owning them would help
         self.loop_vars = set()
         for out in outputs:
             if isinstance(out, gast.Name) and out.id in self.active:
@@ -410,6 +411,8 @@ class Reverser:
             if isinstance(expr, gast.Name) and expr.id == d:
                 return []  # dx = dx: the variable already holds it
             return [S.assign(d, expr)]
+        if state == SET:
+            self.accumulated.add(v)  # into an array it does not own: a new one each time
         self.state[v] = self.owned(v)
         op = gast.Add()
         if isinstance(expr, gast.UnaryOp) and isinstance(expr.op, gast.USub):
@@ -451,6 +454,7 @@ class Reverser:
                 code += self.contribute(v.id, expr)
             # The overwritten elements of the old x reach nothing: their adjoint is zero.
             if self.state.get(x) != OWNED:
+                self.accumulated.add(x)
                 code.append(S.assign(d, S.expr(f"{d}.copy()")))
             zero = gast.Subscript(value=S.name(d), slice=S.copy_node(index), ctx=gast.Store())
             code.append(S.assign(zero, S.const(0)))
@@ -510,7 +514,9 @@ class Reverser:
         # The loop-head state must hold on every reversed iteration: iterate to a fixpoint.
         for _ in range(20):
             self.state = dict(head)
+            outer, self.accumulated = self.accumulated, set()
             self.reverse_block(s.body)
+            accumulated, self.accumulated = self.accumulated, outer | self.accumulated
             out = self.state
             new = dict(head)
             for name, value in out.items():
@@ -518,9 +524,10 @@ class Reverser:
                     new[name] = self.owned(name)  # zeros are made before the loop
                 elif value != UNSET:
                     new[name] = min(head[name], value) if head[name] != UNSET else value
-            # an adjoint owned at the end of each iteration is worth owning at the start
+            # an adjoint owned at the end of each iteration is worth owning at the start,
+            # if the body adds into it in place then (one copy before the loop)
             for name, value in out.items():
-                if value == OWNED and new.get(name) == SET:
+                if value == OWNED and new.get(name) == SET and name in accumulated:
                     new[name] = OWNED
             if new == head:
                 break
