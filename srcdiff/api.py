@@ -81,7 +81,7 @@ class _Units:
 
 
 def _prepare(units, args):
-    args = list(map(_raw, args))
+    args = [a if type(a) in _PLAIN else _raw(a) for a in args]
     unit = units.get(args)
     for i in unit.mutated:
         args[i] = np.array(args[i])  # the function writes into it: never into the caller's
@@ -92,8 +92,8 @@ def _like(g, arg):
     """A gradient with its argument's shape and dtype (zeros where it is unconnected)."""
     if type(arg) is float and type(g) is float:
         return g
-    if type(g) is np.ndarray and type(arg) is np.ndarray and g.shape == arg.shape \
-            and g.dtype == arg.dtype:
+    if type(g) is np.ndarray and type(arg) is np.ndarray and g.shape == arg.shape and (
+            g.dtype is arg.dtype or g.dtype == arg.dtype):
         return g  # the common case, answered from attributes
     if g is None:
         g = 0.0

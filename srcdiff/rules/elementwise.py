@@ -21,7 +21,9 @@ defvjp(np.true_divide,
        lambda g, ans, x, y: unbroadcast(-g * ans / y, y))
 for _f in (np.power, np.float_power):
     defvjp(_f,
-           lambda g, ans, x, y: unbroadcast(g * y * x ** (y - 1), x),
+           # g last: an adjoint spread from a full reduction is a zero-strided view,
+           # and NumPy's loops are fast only with one such operand beside an array
+           lambda g, ans, x, y: unbroadcast(g * (y * x ** (y - 1)), x),
            lambda g, ans, x, y: unbroadcast(g * ans * log_of_base(x), y))
 defvjp(np.remainder,
        lambda g, ans, x, y: unbroadcast(g, x),
@@ -58,7 +60,7 @@ defvjp(np.positive, lambda g, ans, x: g)
 defvjp(np.absolute, lambda g, ans, x: g * np.conj(np.sign(x)))
 defvjp(np.fabs, lambda g, ans, x: g * np.sign(x))
 defvjp(np.sign, lambda g, ans, x: np.zeros_like(g))
-defvjp(np.square, lambda g, ans, x: g * 2 * x)
+defvjp(np.square, lambda g, ans, x: g * (2 * x))
 defvjp(np.sqrt, lambda g, ans, x: g / (2 * ans))
 defvjp(np.cbrt, lambda g, ans, x: g / (3 * ans ** 2))
 defvjp(np.reciprocal, lambda g, ans, x: -g * ans ** 2)

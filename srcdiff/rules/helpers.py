@@ -49,8 +49,10 @@ def unbroadcast(g, x):
         shape, gshape = np.shape(x), np.shape(g)
     if gshape == shape:
         return g
-    keep = batch_axes()
+    keep = _walk.batch_axes
     lead = len(gshape) - len(shape)
+    if lead == 1 and not keep and gshape[1:] == shape:  # a bias: its own short path
+        return np.add.reduce(g, axis=0)
     stretched = tuple(lead + i for i, n in enumerate(shape) if n == 1 and gshape[lead + i] != 1)
     # np.add.reduce is np.sum without its dispatch layers (on Tensors it is
     # recorded as np.sum), which cost more than the sum of a small array.
@@ -65,7 +67,10 @@ def unreduce(g, x, axis, keepdims):
 
     Any axes ``g`` has before those of the reduction's result (a batch of rows)
     are kept, so the helper serves the result itself too (``unreduce(ans, ...)``)."""
-    shape = np.shape(x)
+    try:
+        shape = x.shape
+    except AttributeError:  # a Python number
+        shape = np.shape(x)
     if getattr(g, "ndim", 0) == 0:  # a full reduction, and no batch: no axes to put back
         if type(g) is float or isinstance(g, (np.ndarray, np.generic)):
             return _spread(np.asarray(g), shape)
