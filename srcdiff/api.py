@@ -89,19 +89,26 @@ def _prepare(units, args):
 
 
 def _like(g, arg):
-    """A gradient with its argument's shape and dtype (zeros where it is unconnected)."""
+    """A gradient with its argument's shape and dtype (zeros where it is unconnected),
+    an array the caller may write into."""
     if type(arg) is float and type(g) is float:
         return g
     if type(g) is np.ndarray and type(arg) is np.ndarray and g.shape == arg.shape and (
             g.dtype is arg.dtype or g.dtype == arg.dtype):
-        return g  # the common case, answered from attributes
+        return _writable(g)  # the common case, answered from attributes
     if g is None:
         g = 0.0
     if _is_scalar(arg):
         return float(np.real(g)) if not isinstance(arg, complex) else complex(g)
     arg = np.asarray(arg)
     g = np.asarray(g, dtype=arg.dtype if arg.dtype.kind in "fc" else None)
-    return np.broadcast_to(g, arg.shape).copy() if g.shape != arg.shape else g
+    return np.broadcast_to(g, arg.shape).copy() if g.shape != arg.shape else _writable(g)
+
+
+def _writable(g):
+    """``g``, or a copy if it is a read-only view (the zero-strided adjoint a full
+    reduction spreads): the gradients handed to the caller are theirs to update."""
+    return g if g.base is None or g.flags.writeable else g.copy()
 
 
 def _scalar_output(fn, y):

@@ -190,3 +190,20 @@ def test_jacobian_of_a_loop():
     x = RNG.uniform(0.2, 0.5, size=4)
     np.testing.assert_allclose(sd.jacobian(running_products)(x),
                                numerical_jacobian(running_products, x), rtol=1e-6, atol=1e-9)
+
+
+def total(x):
+    return np.sum(x)
+
+
+def test_gradients_are_arrays_the_caller_may_update():
+    # np.sum's adjoint is spread as a read-only zero-strided view inside the
+    # backward pass; what the caller gets is an ordinary array of its own
+    g = sd.grad(total)(X)
+    g *= 2.0
+    np.testing.assert_array_equal(g, np.full(3, 2.0))
+    np.testing.assert_array_equal(sd.grad(total)(X), np.ones(3))
+    _, pullback = sd.vjp(total, X)
+    (dx,) = pullback(np.float64(1.0))
+    dx += 1.0
+    np.testing.assert_array_equal(pullback(np.float64(1.0))[0], np.ones(3))
