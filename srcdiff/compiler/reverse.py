@@ -66,6 +66,8 @@ class Reverser:
         self.written = {st.targets[0].value.id for st in assignments(body)
                         if isinstance(st, gast.Assign) and isinstance(st.targets[0],
                                                                       gast.Subscript)}
+        self.primal = set(parsed.params) | S.assigned_names(body)  # the values' names
+        self.loop_targets = {n.target.id for n in _walk_loops(body) if isinstance(n, gast.For)}
         self.adjoints = {}
         self.plan = Plan()
         self.order, self.loops_of, self.arms_of = _positions(body)
@@ -129,17 +131,11 @@ class Reverser:
         self.unconnected = tuple(p for p in self.wrt if self.state.get(p, UNSET) == UNSET)
         for p in self.wrt:
             results.append(S.const(None) if p in self.unconnected else S.name(self.adjoint(p)))
-        primal = set(self.parsed.params) | {n.id for s in assignments(self.body)
-                                             for n in gast.walk(s) if isinstance(n, gast.Name)
-                                             and isinstance(n.ctx, gast.Store)}
-        primal |= {loop.target.id for loop in _walk_loops(self.body)
-                   if isinstance(loop, gast.For)}
         loaded = set()
         for s in code:
             loaded |= S.loaded_names(s)
-        self.primal = primal
         # a recomputed value is the backward pass's own: assigned there before any read
-        self.reads = (loaded & primal) - set(self.adjoints.values()) - self.recomputed
+        self.reads = (loaded & self.primal) - set(self.adjoints.values()) - self.recomputed
         value = results[0] if len(results) == 1 else gast.Tuple(elts=results, ctx=gast.Load())
         return code, value
 
@@ -624,8 +620,8 @@ class Reverser:
             if isinstance(st, gast.Assign):
                 for name in target_names(st.targets[0]):
                     counts[name] = counts.get(name, 0) + 1
-        once = {n for n, c in counts.items() if c == 1} - set(self.parsed.params) - {
-            loop.target.id for loop in _walk_loops(self.body) if isinstance(loop, gast.For)}
+        once = {n for n, c in counts.items() if c == 1} - set(self.parsed.params) - \
+            self.loop_targets
         inputs_read = set()
         for block in _blocks(self.body):
             if not self.loops_of[id(block[0])]:
