@@ -3,6 +3,8 @@ import collections
 
 import gast
 
+from . import syntax as S
+
 
 def propagate_copies(code, candidates):
     """Remove copies ``a = b`` of adjoints: later uses of ``a`` read ``b`` instead.
@@ -81,3 +83,35 @@ class _Rename(gast.NodeTransformer):
         if node.id == self.old and isinstance(node.ctx, gast.Load):
             node.id = self.new
         return node
+
+
+def live_names(code):
+    """The names ``code`` may read before assigning them: what it needs from outside."""
+    return _live(code, set())
+
+
+def _live(stmts, live):
+    for s in reversed(stmts):
+        live = _live_before(s, live)
+    return live
+
+
+def _live_before(s, live):
+    if isinstance(s, gast.If):
+        return S.loaded_names(s.test) | _live(s.body, live) | _live(s.orelse, live)
+    if isinstance(s, (gast.For, gast.While)):
+        bound = S.names_in(s.target) if isinstance(s, gast.For) else set()
+        head = set(live)
+        while True:  # what a later iteration reads is live at the start of an earlier one
+            new = head | (_live(s.body, head) - bound)
+            if new == head:
+                break
+            head = new
+        return head | S.loaded_names(s.iter if isinstance(s, gast.For) else s.test)
+    if isinstance(s, gast.Assign) and not any(isinstance(n, gast.Subscript)
+                                              for t in s.targets for n in gast.walk(t)):
+        return (live - S.assigned_names([s])) | S.loaded_names(s.value)
+    reads = S.loaded_names(s)
+    if isinstance(s, gast.AugAssign):
+        reads |= S.names_in(s.target)
+    return live | reads

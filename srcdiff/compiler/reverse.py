@@ -26,7 +26,7 @@ from . import syntax as S
 from .aliasing import check_views
 from .analysis import Describer, activity, assignments, target_names
 from .inline import rule_syntax
-from .optimize import propagate_copies
+from .optimize import live_names, propagate_copies
 from .runtime import shape_of
 
 UNSET, SET, OWNED = 0, 1, 2
@@ -99,7 +99,10 @@ class Reverser:
         backward = self.backward_body(outputs)
         temporaries = set(self.adjoints.values()) - {self.adjoint(p) for p in self.wrt}
         propagate_copies(backward[0], temporaries)
-        self.measured = _shape_only(backward[0], self.reads)
+        # the tape: what the backward pass reads before it assigns it (a loop's
+        # counter, say, is its own)
+        self.live = (live_names(backward[0]) & self.primal) - set(self.adjoints.values())
+        self.measured = _shape_only(backward[0], self.live)
         self.held = set(self.parsed.params) - S.assigned_names(self.body, into=True)
         forward = self.forward_body(ret)
         return forward, backward
@@ -737,15 +740,10 @@ class Reverser:
         code += [S.assign(v, gast.List(elts=[], ctx=gast.Load()))
                  for v in plan.counter_stacks.values()]
         code += self.forward_block(self.body[:-1])
-        saved = sorted(self.reads | {v for v, _ in []})
         extra = [v for _, v in plan.saves.values()]
         extra += list(plan.counters.values()) + list(plan.counter_stacks.values())
         extra += [tape for _, tape in plan.calls.values()]
-        tape = []
-        for name in saved + extra:
-            if name not in tape and (name in self.reads or name in extra):
-                tape.append(name)
-        self.tape_names = tape
+        tape = self.tape_names = list(dict.fromkeys(sorted(self.live) + extra))
         # a value saved for the backward pass may come from a branch not taken: define it
         definite = set(self.parsed.params) | {
             st.targets[0].id for st in self.body if isinstance(st, gast.Assign)
