@@ -24,18 +24,59 @@ VIEWS = {np.reshape, np.ravel, np.transpose, np.swapaxes, np.moveaxis, np.squeez
          np.array_split}
 
 
-def check_views(body, describe, source_map):
-    """Raise a CompileError at the first read of a view that a write has changed."""
+def check_views(body, describe, source_map, numbers=()):
+    """Raise a CompileError at the first read of a view that a write has changed.
+
+    Writes are ``x[i] = v`` and, on anything but ``numbers``, ``x += v``."""
     written = {s.targets[0].value.id for s in assignments(body) if isinstance(s, gast.Assign)
                and isinstance(s.targets[0], gast.Subscript)}
+    written |= {name for name in _updated_in_place(body) if name not in numbers}
     if not written:
         return
     for s in assignments(body):
         if not (isinstance(s, gast.Assign) and isinstance(s.targets[0], gast.Name)):
             continue
         view, base = s.targets[0].id, _viewed(s.value, describe)
-        if base is not None and base != view and {view, base} & written:
-            _Pair(s, view, base, source_map).walk(body, _DEAD)
+        if base is None or base == view or not {view, base} & written:
+            continue
+        # x[i] may be a row (a view) or a number: only a write x[...] = v counts for it,
+        # since += on a number rebinds (for e in xs: e += 1 changes nothing in xs)
+        unknown = _element(s.value)
+        _Pair(s, view, base, source_map, numbers, unknown).walk(body, _DEAD)
+
+
+def _updated_in_place(body):
+    return {s.targets[0].id for s in assignments(body) if getattr(s, "in_place", False)}
+
+
+# Methods that change their object in place, invisibly to the reverse pass.
+MUTATING = {"append", "extend", "insert", "pop", "remove", "clear", "sort", "reverse",
+            "fill", "resize", "put", "itemset", "setfield", "update", "add", "discard"}
+
+
+def check_calls_in_place(body, varied, source_map):
+    """Raise a CompileError for ``xs.append(v)`` and the like on values that carry a
+    gradient: the change they make is not an assignment, so no adjoint would follow it."""
+    for s in _statements(body):
+        call = s.value if isinstance(s, gast.Expr) else None
+        if not (isinstance(call, gast.Call) and isinstance(call.func, gast.Attribute)
+                and call.func.attr in MUTATING and isinstance(call.func.value, gast.Name)):
+            continue
+        if S.loaded_names(call) & varied:
+            name = call.func.value.id
+            raise source_map.error(
+                s, f"cannot differentiate {name}.{call.func.attr}(...): it changes {name} "
+                   "in place, which no assignment records",
+                hint="Build the value in one expression instead, e.g. a list literal "
+                     "joined with np.stack, or an array written with x[i] = v.")
+
+
+def _statements(body):
+    for s in body:
+        yield s
+        for field in ("body", "orelse"):
+            if isinstance(s, (gast.If, gast.For, gast.While)):
+                yield from _statements(getattr(s, field))
 
 
 def _viewed(value, describe):
@@ -48,6 +89,15 @@ def _viewed(value, describe):
             op.fn in VIEWS or op.fn is operator.getitem and _basic(value.slice)):
         return first.id
     return None
+
+
+def _element(value):
+    """Whether ``value`` is ``x[i]`` (or ``x[i, j]``) with no slice: a number or a row."""
+    if not isinstance(value, gast.Subscript):
+        return False
+    index = value.slice
+    parts = index.elts if isinstance(index, gast.Tuple) else [index]
+    return all(isinstance(p, (gast.Constant, gast.Name)) for p in parts)
 
 
 def _basic(index):
@@ -68,9 +118,10 @@ def _join(a, b):
 
 
 class _Pair:
-    def __init__(self, made, view, base, source_map):
+    def __init__(self, made, view, base, source_map, numbers, element):
         self.made, self.view, self.base = made, view, base
         self.source_map = source_map
+        self.numbers = set(numbers) | ({view} if element else set())
 
     def walk(self, stmts, state):
         for s in stmts:
@@ -88,10 +139,14 @@ class _Pair:
 
     def step(self, s, state):
         target = s.targets[0] if isinstance(s, gast.Assign) else None
-        into = target.value.id if isinstance(target, gast.Subscript) else None
         value = getattr(s, "value", None)
-        self.reads(s, value if into is None else gast.Tuple(elts=[target.slice, value],
-                                                            ctx=gast.Load()), state)
+        into = None
+        if isinstance(target, gast.Subscript):
+            into = target.value.id
+            value = gast.Tuple(elts=[target.slice, value], ctx=gast.Load())
+        elif getattr(s, "in_place", False) and target.id not in self.numbers:
+            into = target.id  # x += v writes into x's array
+        self.reads(s, value, state)
         if s is self.made:
             return (True, None, None)
         alive, base_write, view_write = state

@@ -187,10 +187,7 @@ def target_names(target):
 def activity(body, active_params, describe):
     """The names that are varied (depend on an active input) and useful (the
     result depends on them): only those get adjoints."""
-    statements = [(s, describe(s.value)) for s in assignments(body)
-                  if isinstance(s, gast.Assign)]
-    flows = [(_dependencies(s, op), set(target_names(s.targets[0])))  # (inputs, targets)
-             for s, op in statements if op.kind != "none"]
+    flows = _flows(body, describe)
     varied = _grow(set(active_params), flows)
     returned = set()
     for s in assignments(body):
@@ -198,6 +195,19 @@ def activity(body, active_params, describe):
             returned |= S.loaded_names(s.value)
     useful = _grow(returned, [(targets, inputs) for inputs, targets in flows])
     return varied & useful
+
+
+def varied_names(body, active_params, describe):
+    """The names whose values depend on an active input."""
+    return _grow(set(active_params), _flows(body, describe))
+
+
+def _flows(body, describe):
+    """(inputs, targets) of each assignment that carries a gradient."""
+    statements = [(s, describe(s.value)) for s in assignments(body)
+                  if isinstance(s, gast.Assign)]
+    return [(_dependencies(s, op), set(target_names(s.targets[0])))
+            for s, op in statements if op.kind != "none"]
 
 
 def _grow(known, edges):

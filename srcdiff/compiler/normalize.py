@@ -267,6 +267,9 @@ class Normalizer:
         self.stmt_Assign(gast.copy_location(gast.Assign(
             targets=[target], value=gast.BinOp(left=load, op=s.op, right=s.value),
             type_comment=None), s))
+        if isinstance(target, gast.Name):
+            # NumPy updates an array in place: names sharing it change too (aliasing.py)
+            self.out[-1].in_place = True
 
     def stmt_AnnAssign(self, s):
         if s.value is not None:

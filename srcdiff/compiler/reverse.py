@@ -23,8 +23,8 @@ import gast
 import numpy as np
 
 from . import syntax as S
-from .aliasing import check_views
-from .analysis import Describer, activity, assignments, target_names
+from .aliasing import check_calls_in_place, check_views
+from .analysis import Describer, activity, assignments, target_names, varied_names
 from .inline import rule_syntax
 from .optimize import live_names, propagate_copies
 from .runtime import shape_of
@@ -58,9 +58,11 @@ class Reverser:
         for s in assignments(body):
             if isinstance(s, gast.Assign):
                 self.ops[id(s)] = self.describe(s.value)
-        check_views(body, self.describe, parsed.source_map)
         self.active = activity(body, self.wrt, self.describe) | set(self.wrt)
         self.scalars = _scalar_names(body, scalars, self.describe, parsed.params)
+        check_views(body, self.describe, parsed.source_map, self.scalars)
+        check_calls_in_place(body, varied_names(body, self.wrt, self.describe),
+                             parsed.source_map)
         self.ints = _int_names(body)
         self.sequences = {t for t, op in self._assigned_ops() if op.kind == "pack"}
         self.written = {st.targets[0].value.id for st in assignments(body)
@@ -89,14 +91,22 @@ class Reverser:
                                                "returning a value to differentiate")
         outputs = ret.value.elts if isinstance(ret.value, gast.Tuple) else [ret.value]
         self.outputs = outputs
-        # A dry run finds the primal values the adjoints read; then plan their saves.
-        self.collecting = True  # the dry run notes which statements read which values
+        # A dry run finds the primal values the adjoints read, and the saves are planned
+        # for them.  The restores the plan adds can make more code read more values (a
+        # branch's condition, a loop's trip count): plan again until nothing new is read.
         self.backward_body(outputs)
-        inputs = self.plan_recomputes()
-        reads = (self.reads | (inputs & self.primal)) - self.recomputed
-        self.plan_saves(reads)
-        self.collecting = False
-        backward = self.backward_body(outputs)
+        reads_at, reads = {}, set()
+        for _ in range(10):
+            for name, at in self.reads_at.items():
+                reads_at.setdefault(name, set()).update(at)
+            reads |= self.reads
+            self.reads_at = {name: set(at) for name, at in reads_at.items()}
+            inputs = self.plan_recomputes()
+            self.plan_saves((reads | (inputs & self.primal)) - self.recomputed)
+            backward = self.backward_body(outputs)
+            if self.reads <= reads and all(at <= reads_at.get(name, set())
+                                           for name, at in self.reads_at.items()):
+                break
         temporaries = set(self.adjoints.values()) - {self.adjoint(p) for p in self.wrt}
         propagate_copies(backward[0], temporaries)
         # the tape: what the backward pass reads before it assigns it (a loop's
@@ -160,8 +170,6 @@ class Reverser:
 
     def reverse_stmt(self, s):
         code = self._reverse_stmt(s)
-        if not self.collecting:
-            return code
         own = code if isinstance(s, gast.Assign) else [c for c in code if not isinstance(
             c, (gast.If, gast.For))]
         if isinstance(s, (gast.If, gast.For)):
@@ -538,7 +546,7 @@ class Reverser:
             if value != UNSET and out.get(name, UNSET) == UNSET:
                 body.append(S.assign(self.adjoint(name), self.zeros(name)))
             elif value == OWNED and out.get(name) == SET:
-                body.append(S.assign(self.adjoint(name), S.expr(f"{self.adjoint(name)}.copy()")))
+                body.append(S.assign(self.adjoint(name), self.copy_of(name)))
         self.state = head
         if not _has_code(body):
             return []
@@ -551,7 +559,7 @@ class Reverser:
             if before == UNSET:
                 pre.append(S.assign(self.adjoint(name), self.zeros(name)))
             elif value == OWNED and before == SET:
-                pre.append(S.assign(self.adjoint(name), S.expr(f"{self.adjoint(name)}.copy()")))
+                pre.append(S.assign(self.adjoint(name), self.copy_of(name)))
         counter = self.counter(s)
         if counter is not None and id(s) in self.plan.counter_stacks:
             pre.insert(0, S.assign(counter, S.expr(f"{self.plan.counter_stacks[id(s)]}.pop()")))
@@ -574,6 +582,11 @@ class Reverser:
         if save:
             code.append(self.restore(s.target.id, save))
         return code
+
+    def copy_of(self, name):
+        """A copy of ``name``'s adjoint to update in place (np.copy: it may be a number)."""
+        d = self.adjoint(name)
+        return S.expr(f"{d}.copy()" if name in self.sequences else f"np.copy({d})")
 
     def counter(self, s):
         """The trip-count variable of a loop that needs one (while, or for with break)."""
@@ -618,6 +631,7 @@ class Reverser:
         the same block; and no statement in between writes u.  Right before the adjoint
         of the last of them, u holds its value from t's assignment again: t is re-run
         there.  Returns the names the re-run statements read."""
+        self.recompute_before, self.recomputed = {}, set()
         counts = {}
         for st in assignments(self.body):
             if isinstance(st, gast.Assign):
@@ -689,21 +703,25 @@ class Reverser:
 
     def plan_saves(self, reads):
         plan = self.plan
+        plan.saves, plan.stacks, plan.init_none, plan.loops = {}, [], [], set()
         defined = set(self.parsed.params)
         possibly = set(self.parsed.params)
 
         def save_for(s, name, in_loop):
             if not self.needs_restore(s, name):
                 return
+            if not in_loop and name not in possibly:
+                return  # nothing to keep: no value before this one
+            if name not in defined and name not in plan.init_none:
+                plan.init_none.append(name)  # a branch or loop not run may leave it unset
             if in_loop:
                 if name not in self.stacks:  # one stack per name: pushes and pops nest
                     self.stacks[name] = self.names.fresh(name + "_stack")
+                if self.stacks[name] not in plan.stacks:
                     plan.stacks.append(self.stacks[name])
-                if name not in defined and name not in plan.init_none:
-                    plan.init_none.append(name)
                 plan.saves[id(s), name] = ("stack", self.stacks[name])
-            elif name in possibly:
-                plan.saves[id(s), name] = ("name", self.names.fresh(name + "_old"))
+            else:
+                plan.saves[id(s), name] = ("name", self.fresh(s, name + "_old"))
 
         def walk(stmts, depth, top):
             for s in stmts:
@@ -997,6 +1015,8 @@ def _scalar_names(body, scalar_params, describe, params):
         assigned.setdefault(s.targets[0].id, []).append(s)
     loop_targets = {n.target.id for n in _walk_loops(body) if isinstance(n, gast.For)}
     candidates |= set(assigned) | loop_targets
+    sequences = {name for name, values in assigned.items()
+                 if all(isinstance(v.value, (gast.List, gast.Tuple)) for v in values)}
 
     def scalar(node, names):
         if isinstance(node, gast.Constant):
@@ -1012,7 +1032,12 @@ def _scalar_names(body, scalar_params, describe, params):
             fn = op.fn
             if fn in _FULL_REDUCTIONS and "axis" not in op.kwargs and len(op.inputs) == 1:
                 return True
+            if isinstance(fn, np.ufunc) and op.inputs and not op.kwargs:  # abs(y), max(a, b)
+                return all(scalar(a, names) for a in op.inputs)
             return fn in _SCALAR_FUNCTIONS or _from_math(fn)
+        if isinstance(node, gast.Subscript) and getattr(node.value, "id", None) in sequences:
+            # an item of a list of numbers: for x in [a, b]
+            return all(scalar(e, names) for v in assigned[node.value.id] for e in v.value.elts)
         return False
 
     names = set(candidates) - (set(params) - set(scalar_params))

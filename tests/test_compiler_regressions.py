@@ -1,0 +1,178 @@
+"""Programs that once compiled to wrong gradients or crashing code, found by fuzzing
+the compiler against finite differences.  Each is checked by ``check_grad``
+(compiled == eager == finite differences, or finite differences alone where the
+eager tape cannot follow the program)."""
+import math
+
+import numpy as np
+import pytest
+
+import srcdiff as sd
+from compiler_programs import check_grad
+
+
+# --- a branch or loop whose adjoint is only restores ---
+
+def constant_in_a_branch(a, b):
+    y = a
+    c = 1.0
+    for i in range(4):
+        if i == 1:
+            c = 3.0      # no adjoint of its own; its restore needs the branch taken
+        y = math.sin(y) * b * c
+    return y
+
+
+def data_branch_sets_a_constant(a, b):
+    y = a
+    c = 0.5
+    for i in range(5):
+        if y > 0.2:
+            c = c + 0.25
+        elif y < -0.2:
+            c = 0.1
+        y = math.sin(y) * b * c + a
+    return y
+
+
+def identity_arm(a, b):
+    y = a
+    for i in range(3):
+        y = math.sin(y) * b
+    z = 0.0
+    s = 0.0
+    for i in range(2):
+        s = s + y * y
+        if z > 0.5:
+            s = s * 2.0
+        elif z > -0.5:
+            y = y
+        z = -1.0
+    return s
+
+
+def while_sets_a_constant(a, b):
+    y = a
+    c = 1.0
+    k = 0
+    while k < 4:
+        if k == 2:
+            c = 2.0
+        y = math.sin(y) * b * c
+        k = k + 1
+    return y
+
+
+def inner_trip_count_varies(a, b):
+    y = math.sin(a)
+    u = math.exp(a * y)
+    for i in range(2):
+        for k in range(2 - i):
+            y += b
+    return u
+
+
+def inner_loop_scales(a, b):
+    y = a
+    c = 1.0
+    for i in range(3):
+        for j in range(3 - i):
+            c = c * 1.1
+        y = math.sin(y) * b * c
+    return y
+
+
+def inner_loop_grows(a, b):
+    y = a
+    c = 1.0
+    for i in range(3):
+        for j in range(i + 1):
+            c = c * 1.1
+        y = math.sin(y) * b * c
+    return y
+
+
+SCALAR_PROGRAMS = [constant_in_a_branch, data_branch_sets_a_constant, identity_arm,
+                   while_sets_a_constant, inner_trip_count_varies, inner_loop_scales,
+                   inner_loop_grows]
+
+
+@pytest.mark.parametrize("fn", SCALAR_PROGRAMS, ids=lambda f: f.__name__)
+@pytest.mark.parametrize("a", [0.3, 0.8])
+def test_restores_in_branches_and_loops(fn, a):
+    check_grad(fn, (a, 0.7), (0, 1), eager=False)  # math.* on Tensors
+
+
+# --- a save of a value that may not exist yet ---
+
+def assigned_in_one_arm(a, b):
+    if a > 0.5:
+        w = math.sin(b)
+        y = w * a
+    else:
+        y = b
+    w = math.cos(a)
+    return y * w
+
+
+def counter_of_a_loop_not_run(a, b):
+    y = a
+    if a > 0.5:
+        for i in range(2):
+            y = y * b * i
+    for i in range(2):
+        y = y * a
+    return y
+
+
+@pytest.mark.parametrize("fn", [assigned_in_one_arm, counter_of_a_loop_not_run],
+                         ids=lambda f: f.__name__)
+@pytest.mark.parametrize("a", [0.3, 0.8])
+def test_saves_of_values_a_branch_may_not_define(fn, a):
+    check_grad(fn, (a, 0.7), (0, 1), eager=False)
+
+
+# --- adjoints of numbers the compiler cannot prove are numbers ---
+
+def abs_then_loop(a, b):
+    y = abs(a)
+    s = 0.0
+    for i in range(3):
+        s = s + y * b
+    return s + y
+
+
+def loop_over_a_list(a, b):
+    total = 0.5
+    for x in [a, b, a * b]:
+        total = total + math.sin(x) * total + x
+    return total
+
+
+@pytest.mark.parametrize("fn", [abs_then_loop, loop_over_a_list], ids=lambda f: f.__name__)
+def test_adjoints_of_numbers_in_loops(fn):
+    check_grad(fn, (0.3, 0.7), (0, 1), eager=False)
+
+
+# --- values the compiler cannot follow are refused, not differentiated wrongly ---
+
+def augmented_through_an_alias(x, s):
+    y = x * 1.0
+    z = y
+    y += s          # NumPy adds in place: z changes too
+    return np.sum(z * y)
+
+
+def appends_to_a_list(a, b):
+    hs = []
+    hs.append(a * b)
+    return hs[0]
+
+
+@pytest.mark.parametrize("fn, args", [
+    (augmented_through_an_alias, (np.array([1.0, 2.0, 3.0]), 0.5)),
+    (appends_to_a_list, (0.3, 0.7)),
+], ids=lambda v: getattr(v, "__name__", ""))
+def test_refused_with_a_compile_error(fn, args):
+    with pytest.raises(sd.CompileError):
+        sd.grad(fn, (0, 1))(*args)
