@@ -99,6 +99,8 @@ def _like(g, arg):
     if g is None:
         g = 0.0
     if _is_scalar(arg):
+        if isinstance(arg, np.generic):  # np.float32(0.5): a gradient of its type
+            return type(arg)(g if np.iscomplexobj(arg) else np.real(g))
         return float(np.real(g)) if not isinstance(arg, complex) else complex(g)
     arg = np.asarray(arg)
     g = np.asarray(g, dtype=arg.dtype if arg.dtype.kind in "fc" else None)

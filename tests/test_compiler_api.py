@@ -207,3 +207,13 @@ def test_gradients_are_arrays_the_caller_may_update():
     (dx,) = pullback(np.float64(1.0))
     dx += 1.0
     np.testing.assert_array_equal(pullback(np.float64(1.0))[0], np.ones(3))
+
+
+def cube(x):
+    return x * x * x
+
+
+def test_a_numpy_scalar_argument_gets_a_gradient_of_its_type():
+    g = sd.grad(cube)(np.float32(0.5))
+    assert type(g) is np.float32 and g == np.float32(0.75)
+    assert type(sd.grad(cube)(0.5)) is float

@@ -176,3 +176,38 @@ def appends_to_a_list(a, b):
 def test_refused_with_a_compile_error(fn, args):
     with pytest.raises(sd.CompileError):
         sd.grad(fn, (0, 1))(*args)
+
+
+# --- a write through an index array that names an element twice ---
+
+def repeated_index_write(x, s):
+    y = np.zeros(2)
+    y[[0, 0]] = x * s   # NumPy keeps the last write to y[0]
+    return np.sum(y ** 2)
+
+
+def repeated_index_update(x, s):
+    y = np.ones(3) * s
+    idx = np.array([0, 0, 1])
+    y[idx] = y[idx] + x * s
+    return np.sum(y ** 2)
+
+
+@pytest.mark.parametrize("fn, args", [
+    (repeated_index_write, (np.array([1.0, 2.0]), 0.5)),
+    (repeated_index_update, (np.array([1.0, 2.0, 3.0]), 0.5)),
+], ids=lambda v: getattr(v, "__name__", ""))
+def test_repeated_indices_keep_the_last_write(fn, args):
+    check_grad(fn, args, (0, 1), eager=False)
+
+
+def joins_lists(a, b):
+    hs = [a]
+    for i in range(2):
+        hs = hs + [hs[-1] * b]
+    return hs[-1]
+
+
+def test_joining_lists_is_refused():
+    with pytest.raises(sd.CompileError, match="arithmetic on a list"):
+        sd.grad(joins_lists, (0, 1))(0.3, 0.7)

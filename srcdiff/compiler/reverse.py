@@ -224,6 +224,11 @@ class Reverser:
         inputs = [a.id for a in op.inputs if isinstance(a, gast.Name)]
         if op.kind in ("unknown", "opaque") and set(inputs) & self.active:
             raise self.no_rule(s, op)
+        if isinstance(s.value, gast.BinOp) and set(inputs) & self.sequences:
+            raise self.parsed.source_map.error(
+                s, "cannot differentiate arithmetic on a list (xs + [v] joins lists)",
+                hint="Keep arrays in separate variables, or join them with np.stack or "
+                     "np.concatenate.")
         g, ans = S.name(self.adjoint(x)), S.name(x)
         pre = []
         self_reference = x in inputs
@@ -453,11 +458,14 @@ class Reverser:
             if isinstance(v, gast.Name) and v.id in self.active:
                 part = gast.Subscript(value=S.name(d), slice=S.copy_node(index),
                                       ctx=gast.Load())
-                if self.state.get(x) == OWNED:  # zeroed in place below: take no view of it
+                if not self.is_basic(index):  # an index array may name an element twice
+                    part = gast.Call(func=self.refs.helper("last_writes"), keywords=[],
+                                     args=[S.name(d), _index_value(S.copy_node(index))])
+                elif self.state.get(x) == OWNED:  # zeroed in place below: take no view of it
                     part = gast.Call(func=gast.Attribute(value=part, attr="copy",
                                                          ctx=gast.Load()), args=[], keywords=[])
-                expr = part if self.is_scalar(v) and False else gast.Call(
-                    func=self.refs.helper("unbroadcast"), args=[part, S.name(v.id)], keywords=[])
+                expr = gast.Call(func=self.refs.helper("unbroadcast"),
+                                 args=[part, S.name(v.id)], keywords=[])
                 code += self.contribute(v.id, expr)
             # The overwritten elements of the old x reach nothing: their adjoint is zero.
             if self.state.get(x) != OWNED:

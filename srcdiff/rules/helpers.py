@@ -89,6 +89,17 @@ def _spread(g, shape):
     return out
 
 
+def last_writes(g, index):
+    """``g[index]``, the adjoint of ``v`` in ``x[index] = v``, where an element that
+    ``index`` names more than once counts for its last write only: NumPy keeps that
+    one, and the earlier values reach nothing."""
+    part = g[index]
+    order = np.arange(part.size).reshape(part.shape)
+    slot = np.full(np.shape(g), -1)
+    slot[index] = order  # NumPy's own rule decides which write lands
+    return np.where(slot[index] == order, part, 0)
+
+
 def reshape_like(g, x):
     """``g`` reshaped to the shape of ``x``: the adjoint of any reshape of ``x``."""
     return np.reshape(g, np.shape(g)[:batch_axes()] + np.shape(x))
