@@ -105,7 +105,8 @@ class Reverser:
             self.plan_saves((reads | (inputs & self.primal)) - self.recomputed)
             backward = self.backward_body(outputs)
             if self.reads <= reads and all(at <= reads_at.get(name, set())
-                                           for name, at in self.reads_at.items()):
+                                           for name, at in self.reads_at.items()
+                                           if name in self.primal):
                 break
         temporaries = set(self.adjoints.values()) - {self.adjoint(p) for p in self.wrt}
         propagate_copies(backward[0], temporaries)
