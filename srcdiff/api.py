@@ -214,7 +214,10 @@ def jacobian(f, wrt=0):
         for j, i in enumerate(order):
             shape = y.shape + np.shape(raw[i])
             column = [np.broadcast_to(r[j], np.shape(raw[i])) for r in rows]
-            results[i] = np.reshape(np.stack(column) if column else np.zeros(shape), shape)
+            dtype = np.asarray(raw[i]).dtype
+            jac = np.reshape(np.stack(column) if column else np.zeros(shape), shape)
+            # in the argument's precision, as sd.grad's gradients are
+            results[i] = jac.astype(dtype, copy=False) if dtype.kind in "fc" else jac
         ordered = tuple(results[i] for i in positions)
         return ordered[0] if single else ordered
 

@@ -211,3 +211,49 @@ def joins_lists(a, b):
 def test_joining_lists_is_refused():
     with pytest.raises(sd.CompileError, match="arithmetic on a list"):
         sd.grad(joins_lists, (0, 1))(0.3, 0.7)
+
+
+# --- names bound by unpacking a call's results ---
+
+def _pair(a):
+    return a * 0.5, a
+
+
+def _stats(a):
+    return a - np.mean(a), np.sum(a ** 2)
+
+
+def unpacked_then_rebound(x):
+    v1, v2 = _pair(x)
+    v3 = np.sum(v1, axis=0, keepdims=True)
+    v1 = v1 * 0.5        # still an array: the product below broadcasts
+    return np.sum(v1 * v3)
+
+
+def split_then_rebound(x):
+    v1, v2 = np.split(x, 2, axis=0)
+    v3 = np.sum(v1, axis=1, keepdims=True)
+    v1 = v1 * 0.5
+    return np.sum(v1 * v3)
+
+
+def indexes_a_helpers_results(x):
+    t = _stats(x)
+    return np.sum(t[0] * t[1]) + t[1]
+
+
+@pytest.mark.parametrize("fn", [unpacked_then_rebound, split_then_rebound,
+                                indexes_a_helpers_results], ids=lambda f: f.__name__)
+def test_results_of_calls(fn):
+    check_grad(fn, (np.arange(6.0).reshape(2, 3) * 0.3 + 0.1,), 0)
+
+
+def _max_rows(x):
+    return np.max(x, axis=0)
+
+
+def test_a_jacobian_keeps_float32():
+    x = np.array([[1.0, 2.0], [3.0, 0.5]], dtype=np.float32)
+    jac = sd.jacobian(_max_rows)(x)
+    assert jac.dtype == np.float32 and jac.shape == (2, 2, 2)
+    np.testing.assert_array_equal(jac[0], [[0, 0], [1, 0]])

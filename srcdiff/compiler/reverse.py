@@ -404,6 +404,10 @@ class Reverser:
         unit = self.compile_call(op.fn, mask, scalars, s)
         tape = self.names.fresh(target_names(s.targets[0])[0] + "_tape")
         self.plan.calls[id(s)] = (unit, tape)
+        if unit.several and isinstance(s.targets[0], gast.Name):
+            # t = f(x) with f returning a tuple: t[k]'s adjoint is the k-th of a list
+            # (known from the dry run on: the passes after it use it)
+            self.sequences.add(s.targets[0].id)
         return unit, tape
 
     def contribute(self, v, expr):
@@ -1049,7 +1053,7 @@ def _scalar_names(body, scalar_params, describe, params):
             return all(scalar(e, names) for v in assigned[node.value.id] for e in v.value.elts)
         return False
 
-    names = set(candidates) - (set(params) - set(scalar_params))
+    names = set(candidates) - (set(params) - set(scalar_params)) - _unpacked(body)
     changed = True
     while changed:
         changed = False
@@ -1104,7 +1108,7 @@ def _int_names(body):
             return node.func.id in ("len", "int")
         return False
 
-    names = (set(assigned) - loop_targets) | loop_targets
+    names = ((set(assigned) - loop_targets) | loop_targets) - _unpacked(body)
     changed = True
     while changed:
         changed = False
@@ -1123,6 +1127,12 @@ def _blocks(body):
         for field in ("body", "orelse"):
             if isinstance(s, (gast.If, gast.For, gast.While)):
                 yield from _blocks(getattr(s, field))
+
+
+def _unpacked(body):
+    """Names bound by unpacking (``a, b = f(x)``): of whatever kind ``f`` returns."""
+    return {name for s in assignments(body) if isinstance(s, gast.Assign)
+            and isinstance(s.targets[0], gast.Tuple) for name in target_names(s.targets[0])}
 
 
 def _walk_loops(body):

@@ -21,7 +21,8 @@ from .reverse import Reverser
 
 class Unit:
     __slots__ = ("name", "forward", "backward", "source", "params", "wrt", "fn",
-                 "dependencies", "mutated", "callees", "unconnected", "__weakref__")
+                 "dependencies", "mutated", "callees", "unconnected", "several",
+                 "__weakref__")
 
     def __init__(self, name, forward, backward, source, params, wrt, fn, dependencies,
                  mutated=()):
@@ -36,6 +37,7 @@ class Unit:
         self.mutated = mutated        # indices of parameters the function writes into
         self.callees = ()             # the compiled units of the functions it calls
         self.unconnected = ()         # active parameters the result does not depend on
+        self.several = False          # whether it returns a tuple of results
 
     def is_current(self):
         """Whether every free name the code was built on still means the same object."""
@@ -192,6 +194,7 @@ def compile_unit(fn, active, scalars, cache, lifted=()):
                 dependencies, mutated)
     unit.callees = tuple(callee for callee, _ in reverser.plan.calls.values())
     unit.unconnected = reverser.unconnected
+    unit.several = len(outputs) > 1  # it returns a tuple
     return unit
 
 
