@@ -257,3 +257,29 @@ def test_a_jacobian_keeps_float32():
     jac = sd.jacobian(_max_rows)(x)
     assert jac.dtype == np.float32 and jac.shape == (2, 2, 2)
     np.testing.assert_array_equal(jac[0], [[0, 0], [1, 0]])
+
+
+# --- zeros made where a branch or an iteration is left measure the value as it was ---
+
+def _swap(a):
+    return a * 0.5, np.tanh(a)
+
+
+def rebound_by_unpacking_in_a_loop(x, y):
+    x = np.max(x, axis=-1, keepdims=True) * 2.0   # one element
+    for i in range(2):
+        x, y = _swap(y)     # three elements; the old x is never read again
+    return np.sum(x * y)
+
+
+def rebound_in_a_branch(x, y):
+    x = np.max(x, axis=-1, keepdims=True) * 2.0
+    if np.sum(y) > 0.0:
+        x, y = _swap(y)
+    return np.sum(x * y)
+
+
+@pytest.mark.parametrize("fn", [rebound_by_unpacking_in_a_loop, rebound_in_a_branch],
+                         ids=lambda f: f.__name__)
+def test_zeros_take_the_shape_of_the_value_before(fn):
+    check_grad(fn, (np.array([0.3, 0.9, 0.1]), np.array([0.4, 0.2, 0.5])), (0, 1))

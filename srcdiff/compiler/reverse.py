@@ -268,6 +268,8 @@ class Reverser:
         if op.kind != "call" and split is None:
             if set(inputs) & self.active:
                 raise self.no_rule(s, op)
+            for t in targets:  # new values with no gradient: the old ones get none of theirs
+                self.state[t] = UNSET
             return restores
         douts = gast.Tuple(elts=[S.name(self.adjoint(t)) if t in live else self.zeros(t)
                                  for t in targets], ctx=gast.Load())
@@ -515,10 +517,10 @@ class Reverser:
         for name in set(after_body) | set(after_else):
             a, b = after_body.get(name, UNSET), after_else.get(name, UNSET)
             if a == UNSET and b != UNSET:
-                body.append(S.assign(self.adjoint(name), self.zeros(name)))
+                body.append(self.zeros_at(s, name))
                 a = self.owned(name)
             elif b == UNSET and a != UNSET:
-                orelse.append(S.assign(self.adjoint(name), self.zeros(name)))
+                orelse.append(self.zeros_at(s, name))
                 b = self.owned(name)
             if a != UNSET:
                 merged[name] = min(a, b)
@@ -557,7 +559,7 @@ class Reverser:
         out = self.state
         for name, value in head.items():
             if value != UNSET and out.get(name, UNSET) == UNSET:
-                body.append(S.assign(self.adjoint(name), self.zeros(name)))
+                body.append(self.zeros_at(s, name))
             elif value == OWNED and out.get(name) == SET:
                 body.append(S.assign(self.adjoint(name), self.copy_of(name)))
         self.state = head
@@ -610,6 +612,13 @@ class Reverser:
             if self.loops_of[id(s)]:  # inside another loop: one count per outer iteration
                 self.plan.counter_stacks[id(s)] = self.names.fresh(counter + "_stack")
         return self.plan.counters[id(s)]
+
+    def zeros_at(self, s, name):
+        """``dx = zeros like x`` where the backward pass leaves compound statement ``s``
+        (a branch, or one iteration of a loop): it measures x as it was before ``s``,
+        a read the plan must know of, as nested statements' reads are not ``s``'s own."""
+        self.reads_at.setdefault(name, set()).add(id(s))
+        return S.assign(self.adjoint(name), self.zeros(name))
 
     def zeros(self, name):
         if name in self.scalars:
