@@ -20,8 +20,7 @@ from .analysis import assignments
 # the memory of their first argument.
 VIEWS = {np.reshape, np.ravel, np.transpose, np.swapaxes, np.moveaxis, np.squeeze,
          np.expand_dims, np.asarray, np.asanyarray, np.atleast_1d, np.atleast_2d,
-         np.atleast_3d, np.diagonal, np.broadcast_to, np.real, np.imag, np.split,
-         np.array_split}
+         np.atleast_3d, np.diagonal, np.broadcast_to, np.real, np.imag}
 
 
 def check_views(body, describe, source_map, numbers=()):
@@ -41,8 +40,7 @@ def check_views(body, describe, source_map, numbers=()):
             continue
         # x[i] may be a row (a view) or a number: only a write x[...] = v counts for it,
         # since += on a number rebinds (for e in xs: e += 1 changes nothing in xs)
-        unknown = _element(s.value)
-        _Pair(s, view, base, source_map, numbers, unknown).walk(body, _DEAD)
+        _Pair(s, view, base, source_map, numbers, _element(s.value)).walk(body, _DEAD)
 
 
 def _updated_in_place(body):

@@ -134,7 +134,6 @@ class Reverser:
     def backward_body(self, outputs):
         self.state = {}
         self.accumulated = set()  # adjoints updated while SET, where owning them would help
-        self.loop_vars = set()
         for out in outputs:
             if isinstance(out, gast.Name) and out.id in self.active:
                 self.state[out.id] = SET
