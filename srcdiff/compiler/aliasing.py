@@ -14,7 +14,7 @@ import gast
 import numpy as np
 
 from . import syntax as S
-from .analysis import assignments
+from .analysis import Kind
 
 # NumPy functions (array methods are normalised to these) whose result can share
 # the memory of their first argument.
@@ -23,28 +23,23 @@ VIEWS = {np.reshape, np.ravel, np.transpose, np.swapaxes, np.moveaxis, np.squeez
          np.atleast_3d, np.diagonal, np.broadcast_to, np.real, np.imag}
 
 
-def check_views(body, describe, source_map, numbers=()):
+def check_views(facts, source_map):
     """Raise a CompileError at the first read of a view that a write has changed.
 
-    Writes are ``x[i] = v`` and, on anything but ``numbers``, ``x += v``."""
-    written = {s.targets[0].value.id for s in assignments(body) if isinstance(s, gast.Assign)
-               and isinstance(s.targets[0], gast.Subscript)}
-    written |= {name for name in _updated_in_place(body) if name not in numbers}
+    Writes are ``x[i] = v`` and, on anything but numbers, ``x += v``."""
+    numbers = facts.scalars
+    written = facts.written | (facts.updated - numbers)
     if not written:
         return
-    for s in assignments(body):
-        if not (isinstance(s, gast.Assign) and isinstance(s.targets[0], gast.Name)):
+    for s in facts.assigns:
+        if not isinstance(s.targets[0], gast.Name):
             continue
-        view, base = s.targets[0].id, _viewed(s.value, describe)
+        view, base = s.targets[0].id, _viewed(s.value, facts.ops[id(s)])
         if base is None or base == view or not {view, base} & written:
             continue
         # x[i] may be a row (a view) or a number: only a write x[...] = v counts for it,
         # since += on a number rebinds (for e in xs: e += 1 changes nothing in xs)
-        _Pair(s, view, base, source_map, numbers, _element(s.value)).walk(body, _DEAD)
-
-
-def _updated_in_place(body):
-    return {s.targets[0].id for s in assignments(body) if getattr(s, "in_place", False)}
+        _Pair(s, view, base, source_map, numbers, _element(s.value)).walk(facts.body, _DEAD)
 
 
 # Methods that change their object in place, invisibly to the reverse pass.
@@ -52,11 +47,11 @@ MUTATING = {"append", "extend", "insert", "pop", "remove", "clear", "sort", "rev
             "fill", "resize", "put", "itemset", "setfield", "update", "add", "discard"}
 
 
-def check_calls_in_place(body, varied, source_map):
+def check_calls_in_place(facts, varied, source_map):
     """Raise a CompileError for ``xs.append(v)`` and the like on values that carry a
     gradient: the change they make is not an assignment, so no adjoint would follow it."""
-    for s in _statements(body):
-        call = s.value if isinstance(s, gast.Expr) else None
+    for s in facts.exprs:
+        call = s.value
         if not (isinstance(call, gast.Call) and isinstance(call.func, gast.Attribute)
                 and call.func.attr in MUTATING and isinstance(call.func.value, gast.Name)):
             continue
@@ -69,21 +64,12 @@ def check_calls_in_place(body, varied, source_map):
                      "joined with np.stack, or an array written with x[i] = v.")
 
 
-def _statements(body):
-    for s in body:
-        yield s
-        for field in ("body", "orelse"):
-            if isinstance(s, (gast.If, gast.For, gast.While)):
-                yield from _statements(getattr(s, field))
-
-
-def _viewed(value, describe):
-    """The name whose memory ``value`` may share, or None."""
-    op = describe(value)
+def _viewed(value, op):
+    """The name whose memory ``value`` (described by ``op``) may share, or None."""
     first = op.inputs[0] if op.inputs else None
     if not isinstance(first, gast.Name):
         return None
-    if op.kind == "copy" or op.kind == "primitive" and (
+    if op.kind is Kind.COPY or op.kind is Kind.PRIMITIVE and (
             op.fn in VIEWS or op.fn is operator.getitem and _basic(value.slice)):
         return first.id
     return None

@@ -6,9 +6,8 @@ recursively), a copy, or something without a gradient.  ``activity`` then
 finds the active names: those that depend on an active input (varied) and
 that the returned value depends on (useful).
 """
-import builtins
+import enum
 import inspect
-import math
 import operator
 
 import gast
@@ -30,11 +29,21 @@ _NONDIFF_BUILTINS = {len, range, int, bool, isinstance, print, type, str, repr, 
 _BUILTIN_PRIMITIVES = {abs: np.absolute, max: np.maximum, min: np.minimum}
 
 
-class Op:
-    """One statement's computation.
+class Kind(enum.Enum):
+    """What a right-hand side computes, for differentiation.  Every expression form
+    maps to one; a form with no model is UNKNOWN (or OPAQUE), which an active value
+    may not reach."""
+    COPY = "a copy: x = y"
+    PRIMITIVE = "a primitive with a derivative rule"
+    CALL = "a call of a user function, compiled in turn"
+    PACK = "a tuple or list literal"
+    NONE = "no gradient: a constant, a condition, an int or a shape"
+    OPAQUE = "an expression the compiler does not look into (a comprehension)"
+    UNKNOWN = "a call with no derivative rule and no Python source"
 
-    kind: 'copy' (x = y), 'primitive' (a rule applies), 'call' (a user function,
-    compiled recursively), 'setitem' (x[i] = v), or 'none' (no gradient)."""
+
+class Op:
+    """One statement's computation: its :class:`Kind` and its inputs."""
 
     __slots__ = ("kind", "inputs", "rule", "kwargs", "fn", "name", "forward")
 
@@ -52,7 +61,7 @@ class Op:
         return [a.id for a in self.inputs if isinstance(a, gast.Name)]
 
 
-NONE = Op("none")
+NONE = Op(Kind.NONE)
 
 
 class Describer:
@@ -62,7 +71,7 @@ class Describer:
 
     def __call__(self, value):
         if isinstance(value, gast.Name):
-            return Op("copy", [value])
+            return Op(Kind.COPY, [value])
         if isinstance(value, gast.Constant) or _is_boolean(value):
             return NONE
         if isinstance(value, gast.BinOp):
@@ -80,11 +89,11 @@ class Describer:
         if isinstance(value, gast.Call):
             return self.call(value)
         if isinstance(value, (gast.Tuple, gast.List)):
-            return Op("pack", value.elts)
+            return Op(Kind.PACK, value.elts)
         if isinstance(value, (gast.ListComp, gast.GeneratorExp, gast.SetComp, gast.DictComp)):
             inner = {n.id for n in gast.walk(value) if isinstance(n, gast.Name)
                      and isinstance(n.ctx, gast.Load)}
-            return Op("opaque", [S.name(n) for n in sorted(inner)], name="a comprehension")
+            return Op(Kind.OPAQUE, [S.name(n) for n in sorted(inner)], name="a comprehension")
         return NONE
 
     def primitive(self, fn, inputs, kwargs, node):
@@ -92,8 +101,8 @@ class Describer:
         if rule is None:
             if rules.is_nondifferentiable(fn):
                 return NONE
-            return Op("unknown", inputs, fn=fn, name=rules.registry.primitive_name(fn))
-        return Op("primitive", inputs, rule=rule, kwargs=kwargs, fn=fn)
+            return Op(Kind.UNKNOWN, inputs, fn=fn, name=rules.registry.primitive_name(fn))
+        return Op(Kind.PRIMITIVE, inputs, rule=rule, kwargs=kwargs, fn=fn)
 
     def call(self, node):
         kwargs = {k.arg: k.value for k in node.keywords}
@@ -103,7 +112,7 @@ class Describer:
             if isinstance(node.func, gast.Name) and node.func.id == "cast":
                 fn = cast
             else:
-                return Op("unknown", node.args + list(kwargs.values()),
+                return Op(Kind.UNKNOWN, node.args + list(kwargs.values()),
                           name=_describe_func(node.func))
         fn = getattr(fn, "__numpy__", fn)  # an sd.* op: its NumPy form
         if fn in SEQUENCE_FORMS and node.args and isinstance(node.args[0], (gast.List,
@@ -115,7 +124,7 @@ class Describer:
         if fn in _NONDIFF_BUILTINS:
             return NONE
         if fn in (np.split, np.array_split):  # several results: see reverse_unpack
-            return Op("unknown", node.args[:1], fn=fn, name=rules.registry.primitive_name(fn))
+            return Op(Kind.UNKNOWN, node.args[:1], fn=fn, name=rules.registry.primitive_name(fn))
         if fn in _BUILTIN_PRIMITIVES and len(node.args) == (1 if fn is abs else 2):
             return self.primitive(_BUILTIN_PRIMITIVES[fn], node.args, kwargs, node)
         numpy_form = getattr(fn, "__numpy__", None)
@@ -124,9 +133,9 @@ class Describer:
         if rules.rule_of(fn) is not None or rules.is_nondifferentiable(fn):
             op = self.primitive(fn, list(node.args), kwargs, node)
         elif inspect.isfunction(fn) and not _is_library(fn):
-            op = Op("call", self.bind(fn, node), fn=fn)
+            op = Op(Kind.CALL, self.bind(fn, node), fn=fn)
         else:
-            return Op("unknown", node.args + list(kwargs.values()), fn=fn,
+            return Op(Kind.UNKNOWN, node.args + list(kwargs.values()), fn=fn,
                       name=rules.registry.primitive_name(fn))
         op.forward = numpy_form
         return op
@@ -184,42 +193,48 @@ def target_names(target):
     return [target.id]
 
 
-def activity(body, active_params, describe):
+def activity(facts, active_params):
     """The names that are varied (depend on an active input) and useful (the
     result depends on them): only those get adjoints."""
-    flows = _flows(body, describe)
+    flows = _flows(facts)
     varied = _grow(set(active_params), flows)
-    returned = set()
-    for s in assignments(body):
-        if isinstance(s, gast.Return):
-            returned |= S.loaded_names(s.value)
+    ret = facts.body[-1] if facts.body else None
+    returned = S.loaded_names(ret.value) if isinstance(ret, gast.Return) and ret.value else set()
     useful = _grow(returned, [(targets, inputs) for inputs, targets in flows])
     return varied & useful
 
 
-def varied_names(body, active_params, describe):
+def varied_names(facts, active_params):
     """The names whose values depend on an active input."""
-    return _grow(set(active_params), _flows(body, describe))
+    return _grow(set(active_params), _flows(facts))
 
 
-def _flows(body, describe):
+def _flows(facts):
     """(inputs, targets) of each assignment that carries a gradient."""
-    statements = [(s, describe(s.value)) for s in assignments(body)
-                  if isinstance(s, gast.Assign)]
-    return [(_dependencies(s, op), set(target_names(s.targets[0])))
-            for s, op in statements if op.kind != "none"]
+    flows = []
+    for s in facts.assigns:
+        op = facts.ops[id(s)]
+        if op.kind is not Kind.NONE:
+            flows.append((_dependencies(s, op), set(target_names(s.targets[0]))))
+    return flows
 
 
 def _grow(known, edges):
     """``known``, grown to a fixpoint along ``edges``: (sources, sinks) pairs, where
-    reaching any source reaches every sink."""
-    changed = True
-    while changed:
-        changed = False
-        for sources, sinks in edges:
-            if sources & known and not sinks <= known:
-                known |= sinks
-                changed = True
+    reaching any source reaches every sink.  A worklist: each edge fires once."""
+    by_source = {}
+    for k, (sources, _) in enumerate(edges):
+        for name in sources:
+            by_source.setdefault(name, []).append(k)
+    fired = set()
+    work = list(known)
+    while work:
+        for k in by_source.get(work.pop(), ()):
+            if k not in fired:
+                fired.add(k)
+                new = edges[k][1] - known
+                known |= new
+                work.extend(new)
     return known
 
 
@@ -231,10 +246,10 @@ def _dependencies(s, op):
             names.add(a.id)
         elif isinstance(a, (gast.Tuple, gast.List)):
             names |= {e.id for e in a.elts if isinstance(e, gast.Name)}
-    if op.kind == "primitive" and op.fn is operator.getitem:
+    if op.kind is Kind.PRIMITIVE and op.fn is operator.getitem:
         names.discard(getattr(op.inputs[1], "id", None))  # the index carries no gradient
     for v in op.kwargs.values():
-        if isinstance(v, gast.Name) and op.kind == "call":
+        if isinstance(v, gast.Name) and op.kind is Kind.CALL:
             names.add(v.id)
     target = s.targets[0]
     if isinstance(target, gast.Subscript):

@@ -16,7 +16,6 @@ in place).  The first contribution assigns ``dx = ...``, later ones add; a
 branch or loop whose paths disagree materialises zeros where one path has none.
 """
 import copy
-import math
 import operator
 
 import gast
@@ -24,7 +23,8 @@ import numpy as np
 
 from . import syntax as S
 from .aliasing import check_calls_in_place, check_views
-from .analysis import Describer, activity, assignments, target_names, varied_names
+from .analysis import Describer, Kind, activity, target_names, varied_names
+from .facts import from_math, gather
 from .inline import rule_syntax
 from .optimize import live_names, propagate_copies
 from .runtime import shape_of
@@ -53,35 +53,24 @@ class Reverser:
         self.names = names
         self.refs = refs                   # the generated code's namespace
         self.compile_call = compile_call   # (fn, active mask, scalar mask) -> unit
-        self.describe = Describer(parsed.resolve, parsed.source_map)
-        self.ops = {}
-        for s in assignments(body):
-            if isinstance(s, gast.Assign):
-                self.ops[id(s)] = self.describe(s.value)
-        self.active = activity(body, self.wrt, self.describe) | set(self.wrt)
-        self.scalars = _scalar_names(body, scalars, self.describe, parsed.params)
-        check_views(body, self.describe, parsed.source_map, self.scalars)
-        check_calls_in_place(body, varied_names(body, self.wrt, self.describe),
-                             parsed.source_map)
-        self.ints = _int_names(body)
-        self.sequences = {t for t, op in self._assigned_ops() if op.kind == "pack"}
-        self.written = {st.targets[0].value.id for st in assignments(body)
-                        if isinstance(st, gast.Assign) and isinstance(st.targets[0],
-                                                                      gast.Subscript)}
-        self.primal = set(parsed.params) | S.assigned_names(body)  # the values' names
-        self.loop_targets = {n.target.id for n in _walk_loops(body) if isinstance(n, gast.For)}
+        facts = self.facts = gather(body, parsed.params, scalars,
+                                    Describer(parsed.resolve, parsed.source_map))
+        self.ops = facts.ops
+        self.active = activity(facts, self.wrt) | set(self.wrt)
+        self.scalars, self.ints = facts.scalars, facts.ints
+        check_views(facts, parsed.source_map)
+        check_calls_in_place(facts, varied_names(facts, self.wrt), parsed.source_map)
+        self.sequences = set(facts.packs)  # grows by the results of calls returning tuples
+        self.written = facts.written
+        self.primal = facts.primal  # the values' names
+        self.loop_targets = facts.loop_targets
         self.adjoints = {}
         self.plan = Plan()
-        self.order, self.loops_of, self.arms_of = _positions(body)
+        self.order, self.loops_of, self.arms_of = facts.order, facts.loops_of, facts.arms_of
         self.stacks = {}
         self.recompute_before = {}  # id(statement) -> assignments re-run before its adjoint
         self.recomputed = set()
         self.fresh_names = {}  # (statement, purpose) -> name: the dry run and the real one agree
-
-    def _assigned_ops(self):
-        for st in assignments(self.body):
-            if isinstance(st, gast.Assign) and isinstance(st.targets[0], gast.Name):
-                yield st.targets[0].id, self.ops[id(st)]
 
     # ------------------------------------------------------------ entry point
     def run(self):
@@ -114,7 +103,7 @@ class Reverser:
         # counter, say, is its own)
         self.live = (live_names(backward[0]) & self.primal) - set(self.adjoints.values())
         self.measured = _shape_only(backward[0], self.live)
-        self.held = set(self.parsed.params) - S.assigned_names(self.body, into=True)
+        self.held = self.facts.held
         forward = self.forward_body(ret)
         return forward, backward
 
@@ -222,7 +211,7 @@ class Reverser:
         if x not in self.active or self.state.get(x, UNSET) == UNSET:
             return restore
         inputs = [a.id for a in op.inputs if isinstance(a, gast.Name)]
-        if op.kind in ("unknown", "opaque") and set(inputs) & self.active:
+        if op.kind in (Kind.UNKNOWN, Kind.OPAQUE) and set(inputs) & self.active:
             raise self.no_rule(s, op)
         if isinstance(s.value, gast.BinOp) and set(inputs) & self.sequences:
             raise self.parsed.source_map.error(
@@ -264,7 +253,7 @@ class Reverser:
             return restores
         inputs = [a.id for a in op.inputs if isinstance(a, gast.Name)]
         split = _SPLITS.get(op.fn) if isinstance(s.value, gast.Call) else None
-        if op.kind != "call" and split is None:
+        if op.kind is not Kind.CALL and split is None:
             if set(inputs) & self.active:
                 raise self.no_rule(s, op)
             for t in targets:  # new values with no gradient: the old ones get none of theirs
@@ -296,15 +285,15 @@ class Reverser:
         return code
 
     def reads_answer(self, op):
-        if op.kind != "primitive":
-            return op.kind == "call"
+        if op.kind is not Kind.PRIMITIVE:
+            return op.kind is Kind.CALL
         return any(vjp is not None and "ans" in rule_syntax(vjp).reads()
                    for vjp in map(op.rule.vjp, range(len(op.inputs))))
 
     def contributions(self, s, op, g, ans):
         """(statements to run first, [(name, adjoint expression)]) for the statement's
         active inputs."""
-        if op.kind == "call":
+        if op.kind is Kind.CALL:
             return self.call_contributions(s, op, g)
         return [], self.input_adjoints(s, op, g, ans)
 
@@ -312,16 +301,16 @@ class Reverser:
         """(name, adjoint expression) for each active input of a statement that is not
         a call of a compiled function."""
         out = []
-        if op.kind == "copy":
+        if op.kind is Kind.COPY:
             (a,) = op.inputs
             if a.id in self.active:
                 out.append((a.id, g))
             return out
-        if op.kind == "pack":  # seq = [a, b]: the adjoint of seq is the list [da, db]
+        if op.kind is Kind.PACK:  # seq = [a, b]: the adjoint of seq is the list [da, db]
             return [(a.id, gast.Subscript(value=g, slice=S.const(k), ctx=gast.Load()))
                     for k, a in enumerate(op.inputs)
                     if isinstance(a, gast.Name) and a.id in self.active]
-        if op.kind != "primitive":
+        if op.kind is not Kind.PRIMITIVE:
             return out
         if op.fn is operator.getitem and getattr(op.inputs[0], "id", None) in self.sequences:
             return [(op.inputs[0].id, _ListItem(op.inputs[1], g))]
@@ -628,11 +617,11 @@ class Reverser:
 
     def no_rule(self, s, op):
         what = op.name or "this expression"
-        if op.kind == "opaque":
+        if op.kind is Kind.OPAQUE:
             return self.parsed.source_map.error(
                 s, f"cannot differentiate {what} over an active value",
                 hint="Write the loop out with 'for'.")
-        if op.kind == "pack":
+        if op.kind is Kind.PACK:
             return self.parsed.source_map.error(
                 s, "cannot differentiate a tuple or list holding an active value",
                 hint="Keep arrays in separate variables, or join them with np.stack.")
@@ -653,15 +642,10 @@ class Reverser:
         of the last of them, u holds its value from t's assignment again: t is re-run
         there.  Returns the names the re-run statements read."""
         self.recompute_before, self.recomputed = {}, set()
-        counts = {}
-        for st in assignments(self.body):
-            if isinstance(st, gast.Assign):
-                for name in target_names(st.targets[0]):
-                    counts[name] = counts.get(name, 0) + 1
-        once = {n for n, c in counts.items() if c == 1} - set(self.parsed.params) - \
-            self.loop_targets
+        once = {n for n, c in self.facts.counts.items() if c == 1} - \
+            set(self.parsed.params) - self.loop_targets
         inputs_read = set()
-        for block in _blocks(self.body):
+        for block in self.facts.blocks:
             if not self.loops_of[id(block[0])]:
                 continue
             within = [{id(n) for n in gast.walk(st) if isinstance(n, gast.stmt)}
@@ -692,8 +676,8 @@ class Reverser:
         t, op = s.targets[0].id, self.ops[id(s)]
         if t not in once or t not in self.scalars or id(s) in self.plan.calls:
             return None
-        if op.kind not in ("primitive", "copy") or op.kwargs or isinstance(
-                s.value, gast.Call) and not (_from_math(op.fn) or op.fn is float):
+        if op.kind not in (Kind.PRIMITIVE, Kind.COPY) or op.kwargs or isinstance(
+                s.value, gast.Call) and not (from_math(op.fn) or op.fn is float):
             return None
         numbers = self.scalars | self.ints
         if all(isinstance(a, gast.Constant) or getattr(a, "id", None) in numbers
@@ -852,7 +836,7 @@ class Reverser:
                                    for k, a in enumerate(stmt.value.args)]
                 stmt.targets = [gast.Tuple(elts=[S.copy_node(s.targets[0]),
                                                  S.name(tape, gast.Store())], ctx=gast.Store())]
-            elif isinstance(s.targets[0], gast.Tuple) and op is not None and op.kind == "call":
+            elif isinstance(s.targets[0], gast.Tuple) and op is not None and op.kind is Kind.CALL:
                 pass  # an inactive call with several results runs as written
             elif isinstance(stmt.value, gast.Call) and op is not None and op.forward:
                 stmt.value.func = self.refs.function_expr(op.forward)
@@ -1010,141 +994,3 @@ def _simplify(expr, same_shape):
             return node
 
     return Simplify().visit(expr)
-
-
-# ---------------------------------------------------------------- kinds of values
-
-_SCALAR_FUNCTIONS = {float, int, len}
-_FULL_REDUCTIONS = {np.sum, np.mean, np.prod, np.max, np.min, np.amax, np.amin, np.var,
-                    np.std, np.linalg.norm, np.vdot}
-
-
-def _from_math(fn):
-    """Whether ``fn`` is one of the ``math`` module's functions (numbers in and out)."""
-    return getattr(fn, "__module__", None) == "math" or getattr(fn, "__self__", None) is math
-
-
-def _scalar_names(body, scalar_params, describe, params):
-    """Names that always hold a Python number: no broadcasting can happen through them.
-
-    A parameter passed an array is not one, whatever it is assigned later."""
-    candidates = set(scalar_params)
-    statements = [s for s in assignments(body) if isinstance(s, gast.Assign)
-                  and isinstance(s.targets[0], gast.Name)]
-    assigned = {}
-    for s in statements:
-        assigned.setdefault(s.targets[0].id, []).append(s)
-    loop_targets = {n.target.id for n in _walk_loops(body) if isinstance(n, gast.For)}
-    candidates |= set(assigned) | loop_targets
-    sequences = {name for name, values in assigned.items()
-                 if all(isinstance(v.value, (gast.List, gast.Tuple)) for v in values)}
-
-    def scalar(node, names):
-        if isinstance(node, gast.Constant):
-            return isinstance(node.value, (int, float)) and not isinstance(node.value, bool)
-        if isinstance(node, gast.Name):
-            return node.id in names
-        if isinstance(node, gast.BinOp):
-            return scalar(node.left, names) and scalar(node.right, names)
-        if isinstance(node, gast.UnaryOp):
-            return scalar(node.operand, names)
-        if isinstance(node, gast.Call):
-            op = describe(node)
-            fn = op.fn
-            if fn in _FULL_REDUCTIONS and "axis" not in op.kwargs and len(op.inputs) == 1:
-                return True
-            if isinstance(fn, np.ufunc) and op.inputs and not op.kwargs:  # abs(y), max(a, b)
-                return all(scalar(a, names) for a in op.inputs)
-            return fn in _SCALAR_FUNCTIONS or _from_math(fn)
-        if isinstance(node, gast.Subscript) and getattr(node.value, "id", None) in sequences:
-            # an item of a list of numbers: for x in [a, b]
-            return all(scalar(e, names) for v in assigned[node.value.id] for e in v.value.elts)
-        return False
-
-    names = set(candidates) - (set(params) - set(scalar_params)) - _unpacked(body)
-    changed = True
-    while changed:
-        changed = False
-        for name in list(names):
-            if name in scalar_params or name in loop_targets:
-                continue
-            if not all(scalar(s.value, names) for s in assigned.get(name, [])):
-                names.discard(name)
-                changed = True
-    return names
-
-
-def _positions(body):
-    """Each statement's place in forward order, the loops that contain it, and the
-    branches it is in (``(id(if), arm)`` pairs)."""
-    order, loops_of, arms_of = {}, {}, {}
-
-    def walk(stmts, loops, arms):
-        for s in stmts:
-            order[id(s)] = len(order)
-            loops_of[id(s)] = loops
-            arms_of[id(s)] = arms
-            if isinstance(s, gast.If):
-                walk(s.body, loops, arms | {(id(s), 0)})
-                walk(s.orelse, loops, arms | {(id(s), 1)})
-            elif isinstance(s, (gast.For, gast.While)):
-                walk(s.body, loops | {id(s)}, arms)
-
-    walk(body, frozenset(), frozenset())
-    return order, loops_of, arms_of
-
-
-_INT_OPS = (gast.Add, gast.Sub, gast.Mult, gast.FloorDiv, gast.Mod)
-
-
-def _int_names(body):
-    """Names that always hold a Python int: loop counters and arithmetic on them."""
-    loop_targets = {n.target.id for n in _walk_loops(body) if isinstance(n, gast.For)}
-    assigned = {}
-    for s in assignments(body):
-        if isinstance(s, gast.Assign) and isinstance(s.targets[0], gast.Name):
-            assigned.setdefault(s.targets[0].id, []).append(s.value)
-
-    def is_int(node, names):
-        if isinstance(node, gast.Constant):
-            return isinstance(node.value, int) and not isinstance(node.value, bool)
-        if isinstance(node, gast.Name):
-            return node.id in names
-        if isinstance(node, gast.BinOp) and isinstance(node.op, _INT_OPS):
-            return is_int(node.left, names) and is_int(node.right, names)
-        if isinstance(node, gast.Call) and isinstance(node.func, gast.Name):
-            return node.func.id in ("len", "int")
-        return False
-
-    names = ((set(assigned) - loop_targets) | loop_targets) - _unpacked(body)
-    changed = True
-    while changed:
-        changed = False
-        for name in list(names - loop_targets):
-            if not all(is_int(v, names) for v in assigned.get(name, [])):
-                names.discard(name)
-                changed = True
-    return names - {n for n in loop_targets if n in assigned}
-
-
-def _blocks(body):
-    """Every non-empty statement list in ``body``, ``body`` first."""
-    if body:
-        yield body
-    for s in body:
-        for field in ("body", "orelse"):
-            if isinstance(s, (gast.If, gast.For, gast.While)):
-                yield from _blocks(getattr(s, field))
-
-
-def _unpacked(body):
-    """Names bound by unpacking (``a, b = f(x)``): of whatever kind ``f`` returns."""
-    return {name for s in assignments(body) if isinstance(s, gast.Assign)
-            and isinstance(s.targets[0], gast.Tuple) for name in target_names(s.targets[0])}
-
-
-def _walk_loops(body):
-    for s in body:
-        for n in gast.walk(s):
-            if isinstance(n, (gast.For, gast.While)):
-                yield n

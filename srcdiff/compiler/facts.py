@@ -1,0 +1,203 @@
+"""Facts about a normalised function body, gathered in one walk.
+
+:func:`gather` returns a frozen :class:`Facts`: the op of each assignment (each
+right-hand side is described exactly once), each statement's place in forward
+order with the loops and branch arms around it, every statement list, how often
+each name is assigned, and the kinds of names (Python numbers, ints, lists built
+from literals, arrays written into).  Later passes read these records and never
+walk the body again for a fact recorded here.
+
+Invariant: every ``Assign`` of the body has an entry in ``ops``, ``order``,
+``loops_of`` and ``arms_of``; every compound statement has one in ``order``,
+``loops_of`` and ``arms_of``.
+"""
+import math
+from dataclasses import dataclass
+from types import MappingProxyType
+
+import gast
+import numpy as np
+
+from . import syntax as S
+from .analysis import Kind, target_names
+
+
+@dataclass(frozen=True)
+class Facts:
+    params: tuple           # the parameter names, in order
+    body: list              # the normalised statements (the final return last)
+    assigns: tuple          # every Assign, in forward order, at any depth
+    ops: MappingProxyType   # id(assign) -> its Op
+    order: MappingProxyType     # id(statement) -> place in forward order
+    loops_of: MappingProxyType  # id(statement) -> frozenset of id(loop) around it
+    arms_of: MappingProxyType   # id(statement) -> frozenset of (id(if), arm) around it
+    blocks: tuple           # every non-empty statement list, the body first
+    loops: tuple            # every For and While, outer before inner
+    exprs: tuple            # every bare expression statement (a call for its effect)
+    counts: MappingProxyType    # name -> how many assignments bind it
+    primal: frozenset       # the parameters and every name the body binds
+    loop_targets: frozenset  # names bound by ``for``
+    unpacked: frozenset     # names bound by unpacking (of whatever kind f returns)
+    packs: frozenset        # names bound to a list or tuple literal somewhere
+    written: frozenset      # arrays written into by ``x[i] = v``
+    updated: frozenset      # names updated by ``x += v`` (in_place assignments)
+    held: frozenset         # parameters the function never rebinds nor writes into
+    scalars: frozenset      # names that always hold a Python number
+    ints: frozenset         # names that always hold a Python int
+
+
+def gather(body, params, scalar_params, describe):
+    """The :class:`Facts` of ``body``; ``scalar_params`` are the parameters passed
+    Python numbers, ``describe`` maps a right-hand side to its Op."""
+    assigns, ops, order, loops_of, arms_of = [], {}, {}, {}, {}
+    blocks, loops, exprs = [], [], []
+
+    def walk(stmts, outer, arms):
+        if stmts:
+            blocks.append(stmts)
+        for s in stmts:
+            order[id(s)] = len(order)
+            loops_of[id(s)], arms_of[id(s)] = outer, arms
+            if isinstance(s, gast.Assign):
+                assigns.append(s)
+                ops[id(s)] = describe(s.value)
+            elif isinstance(s, gast.Expr):
+                exprs.append(s)
+            elif isinstance(s, gast.If):
+                walk(s.body, outer, arms | {(id(s), 0)})
+                walk(s.orelse, outer, arms | {(id(s), 1)})
+            elif isinstance(s, (gast.For, gast.While)):
+                loops.append(s)
+                walk(s.body, outer | {id(s)}, arms)
+
+    walk(body, frozenset(), frozenset())
+    counts, by_name, unpacked, written, updated = {}, {}, set(), set(), set()
+    for s in assigns:
+        target = s.targets[0]
+        if isinstance(target, gast.Subscript):
+            written.add(target.value.id)
+        elif isinstance(target, gast.Tuple):
+            unpacked.update(target_names(target))
+        else:
+            by_name.setdefault(target.id, []).append(s)
+            if getattr(s, "in_place", False):
+                updated.add(target.id)
+        for name in target_names(target):
+            counts[name] = counts.get(name, 0) + 1
+    loop_targets = {s.target.id for s in loops if isinstance(s, gast.For)}
+    bound = set(counts) | loop_targets
+    packs = {name for name, values in by_name.items()
+             if any(ops[id(v)].kind is Kind.PACK for v in values)}
+    literal_lists = {name for name, values in by_name.items()
+                     if all(isinstance(v.value, (gast.List, gast.Tuple)) for v in values)}
+    scalars = _scalar_names(by_name, literal_lists, loop_targets, unpacked, set(params),
+                            set(scalar_params), ops)
+    frozen = MappingProxyType
+    return Facts(
+        params=tuple(params), body=body, assigns=tuple(assigns), ops=frozen(ops),
+        order=frozen(order), loops_of=frozen(loops_of), arms_of=frozen(arms_of),
+        blocks=tuple(blocks), loops=tuple(loops), exprs=tuple(exprs), counts=frozen(counts),
+        primal=frozenset(set(params) | bound), loop_targets=frozenset(loop_targets),
+        unpacked=frozenset(unpacked), packs=frozenset(packs), written=frozenset(written),
+        updated=frozenset(updated), held=frozenset(set(params) - bound - written),
+        scalars=frozenset(scalars), ints=frozenset(_int_names(by_name, loop_targets, unpacked)))
+
+
+# ---------------------------------------------------------------- kinds of values
+
+_SCALAR_FUNCTIONS = {float, int, len}
+_FULL_REDUCTIONS = {np.sum, np.mean, np.prod, np.max, np.min, np.amax, np.amin, np.var,
+                    np.std, np.linalg.norm, np.vdot}
+
+
+def from_math(fn):
+    """Whether ``fn`` is one of the ``math`` module's functions (numbers in and out)."""
+    return getattr(fn, "__module__", None) == "math" or getattr(fn, "__self__", None) is math
+
+
+def _scalar_names(by_name, literal_lists, loop_targets, unpacked, params, scalar_params, ops):
+    """Names that always hold a Python number: no broadcasting can happen through them.
+
+    A parameter passed an array is not one, whatever it is assigned later; nor is a
+    name bound by unpacking."""
+
+    def scalar(node, names):
+        if isinstance(node, gast.Constant):
+            return isinstance(node.value, (int, float)) and not isinstance(node.value, bool)
+        if isinstance(node, gast.Name):
+            return node.id in names
+        if isinstance(node, gast.BinOp):
+            return scalar(node.left, names) and scalar(node.right, names)
+        if isinstance(node, gast.UnaryOp):
+            return scalar(node.operand, names)
+        if isinstance(node, gast.Subscript) and getattr(node.value, "id", None) in literal_lists:
+            # an item of a list of numbers: for x in [a, b]
+            return all(scalar(e, names) for v in by_name[node.value.id] for e in v.value.elts)
+        return False
+
+    def call_scalar(s, names):
+        op = ops[id(s)]
+        fn = op.fn
+        if fn in _FULL_REDUCTIONS and "axis" not in op.kwargs and len(op.inputs) == 1:
+            return True
+        if isinstance(fn, np.ufunc) and op.inputs and not op.kwargs:  # abs(y), max(a, b)
+            return all(scalar(a, names) for a in op.inputs)
+        return fn in _SCALAR_FUNCTIONS or from_math(fn)
+
+    def assigned_scalar(s, names):
+        if isinstance(s.value, gast.Call):
+            return call_scalar(s, names)
+        return scalar(s.value, names)
+
+    candidates = set(scalar_params) | set(by_name) | loop_targets
+    names = candidates - (params - scalar_params) - unpacked
+    fixed = scalar_params | loop_targets
+    changed = True
+    while changed:
+        changed = False
+        for name in list(names - fixed):
+            if not all(assigned_scalar(s, names) for s in by_name.get(name, [])):
+                names.discard(name)
+                changed = True
+    return names
+
+
+_INT_OPS = (gast.Add, gast.Sub, gast.Mult, gast.FloorDiv, gast.Mod)
+
+
+def _int_names(by_name, loop_targets, unpacked):
+    """Names that always hold a Python int: loop counters and arithmetic on them."""
+
+    def is_int(node, names):
+        if isinstance(node, gast.Constant):
+            return isinstance(node.value, int) and not isinstance(node.value, bool)
+        if isinstance(node, gast.Name):
+            return node.id in names
+        if isinstance(node, gast.BinOp) and isinstance(node.op, _INT_OPS):
+            return is_int(node.left, names) and is_int(node.right, names)
+        if isinstance(node, gast.Call) and isinstance(node.func, gast.Name):
+            return node.func.id in ("len", "int")
+        return False
+
+    names = (set(by_name) | loop_targets) - unpacked
+    changed = True
+    while changed:
+        changed = False
+        for name in list(names - loop_targets):
+            if not all(is_int(s.value, names) for s in by_name.get(name, [])):
+                names.discard(name)
+                changed = True
+    return names - {n for n in loop_targets if n in by_name}
+
+
+def in_loop(facts, s):
+    """Whether statement ``s`` runs inside a loop."""
+    return bool(facts.loops_of[id(s)])
+
+
+def loaded(stmts):
+    """The names any of ``stmts`` reads."""
+    found = set()
+    for s in stmts:
+        found |= S.loaded_names(s)
+    return found
