@@ -22,6 +22,8 @@ import gast
 import numpy as np
 
 from . import syntax as S
+from .adjoint_state import (ARITHMETIC, ITEM, OTHER, OWNED, SCATTER, SET, UNSET, Flow,
+                            advance, join, own)
 from .aliasing import check_calls_in_place, check_views
 from .analysis import Describer, Kind, activity, target_names, varied_names
 from .facts import from_math, gather
@@ -29,7 +31,6 @@ from .inline import rule_syntax
 from .optimize import live_names, propagate_copies
 from .runtime import shape_of
 
-UNSET, SET, OWNED = 0, 1, 2
 
 
 class Plan:
@@ -123,6 +124,8 @@ class Reverser:
     def backward_body(self, outputs):
         self.state = {}
         self.accumulated = set()  # adjoints updated while SET, where owning them would help
+        self.flow = Flow(self.effects, self.owned)
+        self.effect_cache = {}
         for out in outputs:
             if isinstance(out, gast.Name) and out.id in self.active:
                 self.state[out.id] = SET
@@ -403,30 +406,67 @@ class Reverser:
     def contribute(self, v, expr):
         """The statements that add ``expr`` to the adjoint of ``v``."""
         d = self.adjoint(v)
-        state = self.state.get(v, UNSET)
-        if isinstance(expr, _ListItem):  # one element of a list's adjoint
-            self.state[v] = OWNED
-            zeros = [S.assign(d, self.zeros(v))] if state == UNSET else []
+        how, dense = _how(expr)
+        action = advance(self.state, self.accumulated, v, how, self.owned(v), dense)
+        if action in ("zeros+item", "item"):  # one element of a list's adjoint
+            zeros = [S.assign(d, self.zeros(v))] if action == "zeros+item" else []
             return zeros + [expr.add_to(d)]
+        if action == "scatter":  # add into our own array: no full-size temporary per read
+            return [expr.in_place(d, self.is_basic(expr.index))]
         if isinstance(expr, _Scatter):
-            if state == OWNED:  # add into our own array: no full-size temporary per read
-                return [expr.in_place(d, self.is_basic(expr.index))]
             expr = expr.dense
-        if state == UNSET:
-            # arithmetic makes a fresh array, which later updates may write into
-            self.state[v] = self.owned(v) if isinstance(expr, (gast.BinOp, gast.UnaryOp)) else SET
+        if action == "assign":
             if isinstance(expr, gast.Name) and expr.id == d:
                 return []  # dx = dx: the variable already holds it
             return [S.assign(d, expr)]
-        if state == SET:
-            self.accumulated.add(v)  # into an array it does not own: a new one each time
-        self.state[v] = self.owned(v)
         op = gast.Add()
         if isinstance(expr, gast.UnaryOp) and isinstance(expr.op, gast.USub):
             op, expr = gast.Sub(), expr.operand  # dx - dy, not dx + -dy
-        if state == OWNED:  # our own array: add into it rather than allocate another
+        if action == "iadd":  # our own array: add into it rather than allocate another
             return [gast.AugAssign(target=S.name(d, gast.Store()), op=op, value=expr)]
         return [S.assign(d, gast.BinOp(left=S.name(d), op=op, right=expr))]
+
+    def effects(self, s, state):
+        """The effects on adjoint states (see adjoint_state) of assignment ``s``'s
+        adjoint, reached in ``state``: the same as its emission's."""
+        target = s.targets[0]
+        if isinstance(target, gast.Subscript):
+            x = target.value.id
+            if x not in self.active or state.get(x, UNSET) == UNSET:
+                return []
+            v = s.value
+            added = [("add", v.id, OTHER, OTHER)] if (isinstance(v, gast.Name)
+                                                      and v.id in self.active) else []
+            return added + [("own", x)]
+        names = target_names(target)
+        if not any(t in self.active and state.get(t, UNSET) != UNSET for t in names):
+            return []
+        if id(s) not in self.effect_cache:
+            self.effect_cache[id(s)] = self.contribution_effects(s, target)
+        return [("reset", t) for t in names] + self.effect_cache[id(s)]
+
+    def contribution_effects(self, s, target):
+        """("add", name, how, dense) for each contribution of live assignment ``s``."""
+        op = self.ops[id(s)]
+        if isinstance(target, gast.Tuple):
+            split = _SPLITS.get(op.fn) if isinstance(s.value, gast.Call) else None
+            if split is not None:
+                x = s.value.args[0]
+                return ([("add", x.id, OTHER, OTHER)]
+                        if isinstance(x, gast.Name) and x.id in self.active else [])
+            if op.kind is not Kind.CALL:
+                return []  # refused by the emitter if an input is active
+            douts = S.name("d")  # what the callee's backward call takes: any expression
+            contributions = self.call_contributions(s, op, douts)[1]
+        else:
+            x = target.id
+            contributions = self.contributions(s, op, S.name(self.adjoint(x)), S.name(x))[1]
+            late = [c for v, c in contributions if v == x]
+            contributions = [(v, c) for v, c in contributions if v != x]
+            if late:  # x = f(x, ...): its old value's adjoint comes last, summed
+                contributions.append((x, late[0] if len(late) == 1 else gast.BinOp(
+                    left=late[0], op=gast.Add(), right=late[1])))
+        return [("add", v) + _how(c) for v, c in contributions]
 
     def owned(self, name):
         """The state of a fresh adjoint: owned, unless it is a number (never written into)."""
@@ -464,11 +504,10 @@ class Reverser:
                 code += self.contribute(v.id, expr)
             # The overwritten elements of the old x reach nothing: their adjoint is zero.
             if self.state.get(x) != OWNED:
-                self.accumulated.add(x)
                 code.append(S.assign(d, S.expr(f"{d}.copy()")))
+            own(self.state, self.accumulated, x)
             zero = gast.Subscript(value=S.name(d), slice=S.copy_node(index), ctx=gast.Store())
             code.append(S.assign(zero, S.const(0)))
-            self.state[x] = OWNED
         if save:
             code.append(self.restore_item(target, save))
         return code
@@ -501,17 +540,9 @@ class Reverser:
         self.state = dict(before)
         orelse = self.reverse_block(s.orelse)
         after_else = self.state
-        merged = {}
-        for name in set(after_body) | set(after_else):
-            a, b = after_body.get(name, UNSET), after_else.get(name, UNSET)
-            if a == UNSET and b != UNSET:
-                body.append(self.zeros_at(s, name))
-                a = self.owned(name)
-            elif b == UNSET and a != UNSET:
-                orelse.append(self.zeros_at(s, name))
-                b = self.owned(name)
-            if a != UNSET:
-                merged[name] = min(a, b)
+        merged, zero_body, zero_else = join(after_body, after_else, self.owned)
+        body += [self.zeros_at(s, name) for name in zero_body]
+        orelse += [self.zeros_at(s, name) for name in zero_else]
         self.state = merged
         if not _has_code(body) and not _has_code(orelse):
             return []
@@ -520,28 +551,8 @@ class Reverser:
 
     def reverse_loop(self, s):
         entry = dict(self.state)
-        head = dict(entry)
-        # The loop-head state must hold on every reversed iteration: iterate to a fixpoint.
-        for _ in range(20):
-            self.state = dict(head)
-            outer, self.accumulated = self.accumulated, set()
-            self.reverse_block(s.body)
-            accumulated, self.accumulated = self.accumulated, outer | self.accumulated
-            out = self.state
-            new = dict(head)
-            for name, value in out.items():
-                if value != UNSET and head.get(name, UNSET) == UNSET:
-                    new[name] = self.owned(name)  # zeros are made before the loop
-                elif value != UNSET:
-                    new[name] = min(head[name], value) if head[name] != UNSET else value
-            # an adjoint owned at the end of each iteration is worth owning at the start,
-            # if the body adds into it in place then (one copy before the loop)
-            for name, value in out.items():
-                if value == OWNED and new.get(name) == SET and name in accumulated:
-                    new[name] = OWNED
-            if new == head:
-                break
-            head = new
+        head, accumulated = self.flow.head(s, entry)
+        self.accumulated |= accumulated
         self.state = dict(head)
         body = self.reverse_block(s.body)
         out = self.state
@@ -994,3 +1005,12 @@ def _simplify(expr, same_shape):
             return node
 
     return Simplify().visit(expr)
+
+
+def _how(expr):
+    """How a contribution changes its adjoint's state: (how, dense), see adjoint_state."""
+    if isinstance(expr, _ListItem):
+        return ITEM, OTHER
+    if isinstance(expr, _Scatter):
+        return SCATTER, _how(expr.dense)[0]
+    return (ARITHMETIC if isinstance(expr, (gast.BinOp, gast.UnaryOp)) else OTHER), OTHER
