@@ -28,6 +28,7 @@ class Facts:
     body: list              # the normalised statements (the final return last)
     assigns: tuple          # every Assign, in forward order, at any depth
     ops: MappingProxyType   # id(assign) -> its Op
+    statements: MappingProxyType  # id(statement) -> the statement, at any depth
     order: MappingProxyType     # id(statement) -> place in forward order
     loops_of: MappingProxyType  # id(statement) -> frozenset of id(loop) around it
     arms_of: MappingProxyType   # id(statement) -> frozenset of (id(if), arm) around it
@@ -49,7 +50,7 @@ class Facts:
 def gather(body, params, scalar_params, describe):
     """The :class:`Facts` of ``body``; ``scalar_params`` are the parameters passed
     Python numbers, ``describe`` maps a right-hand side to its Op."""
-    assigns, ops, order, loops_of, arms_of = [], {}, {}, {}, {}
+    assigns, ops, order, loops_of, arms_of, statements = [], {}, {}, {}, {}, {}
     blocks, loops, exprs = [], [], []
 
     def walk(stmts, outer, arms):
@@ -57,6 +58,7 @@ def gather(body, params, scalar_params, describe):
             blocks.append(stmts)
         for s in stmts:
             order[id(s)] = len(order)
+            statements[id(s)] = s
             loops_of[id(s)], arms_of[id(s)] = outer, arms
             if isinstance(s, gast.Assign):
                 assigns.append(s)
@@ -95,6 +97,7 @@ def gather(body, params, scalar_params, describe):
     frozen = MappingProxyType
     return Facts(
         params=tuple(params), body=body, assigns=tuple(assigns), ops=frozen(ops),
+        statements=frozen(statements),
         order=frozen(order), loops_of=frozen(loops_of), arms_of=frozen(arms_of),
         blocks=tuple(blocks), loops=tuple(loops), exprs=tuple(exprs), counts=frozen(counts),
         primal=frozenset(set(params) | bound), loop_targets=frozenset(loop_targets),

@@ -17,6 +17,7 @@ branch or loop whose paths disagree materialises zeros where one path has none.
 """
 import copy
 import operator
+import os
 
 import gast
 import numpy as np
@@ -26,24 +27,12 @@ from .adjoint_state import (ARITHMETIC, ITEM, OTHER, OWNED, SCATTER, SET, UNSET,
                             advance, join, own)
 from .aliasing import check_calls_in_place, check_views
 from .analysis import Describer, Kind, activity, target_names, varied_names
-from .facts import from_math, gather
+from .facts import gather
 from .inline import rule_syntax
 from .optimize import live_names, propagate_copies
+from .plan import Marks, Namer, Plan, make_plan
 from .runtime import shape_of
 
-
-
-class Plan:
-    """What the forward pass saves for the backward pass."""
-
-    def __init__(self):
-        self.saves = {}       # id(statement) -> ("stack" | "name", variable)
-        self.stacks = []      # stack variables, created at the top of the forward pass
-        self.init_none = []   # names that must exist before their first save
-        self.counters = {}    # id(loop) -> trip-count variable
-        self.counter_stacks = {}  # id(loop) -> stack of trip counts, for nested loops
-        self.loops = set()    # id(loop) of loops the backward pass replays
-        self.calls = {}       # id(statement) -> (compiled unit, tape variable)
 
 
 class Reverser:
@@ -67,11 +56,11 @@ class Reverser:
         self.loop_targets = facts.loop_targets
         self.adjoints = {}
         self.plan = Plan()
-        self.order, self.loops_of, self.arms_of = facts.order, facts.loops_of, facts.arms_of
-        self.stacks = {}
-        self.recompute_before = {}  # id(statement) -> assignments re-run before its adjoint
-        self.recomputed = set()
-        self.fresh_names = {}  # (statement, purpose) -> name: the dry run and the real one agree
+        self.namer = Namer(names)
+        self.calls = {}           # id(statement) -> (compiled unit, tape variable)
+        self.counters = {}        # id(loop) -> trip-count variable
+        self.counter_stacks = {}  # id(loop) -> stack of trip counts, for nested loops
+        self.fresh_names = {}  # (statement, purpose) -> name: the draft and the real one agree
 
     # ------------------------------------------------------------ entry point
     def run(self):
@@ -81,23 +70,26 @@ class Reverser:
                                                "returning a value to differentiate")
         outputs = ret.value.elts if isinstance(ret.value, gast.Tuple) else [ret.value]
         self.outputs = outputs
-        # A dry run finds the primal values the adjoints read, and the saves are planned
-        # for them.  The restores the plan adds can make more code read more values (a
-        # branch's condition, a loop's trip count): plan again until nothing new is read.
+        # A draft marks the primal values the adjoints read, the plan saves them (and
+        # what its own restores read), and the backward pass is emitted for the plan.
         self.backward_body(outputs)
-        reads_at, reads = {}, set()
-        for _ in range(10):
-            for name, at in self.reads_at.items():
-                reads_at.setdefault(name, set()).update(at)
-            reads |= self.reads
-            self.reads_at = {name: set(at) for name, at in reads_at.items()}
-            inputs = self.plan_recomputes()
-            self.plan_saves((reads | (inputs & self.primal)) - self.recomputed)
+        marks = self.marks()
+        for _ in range(3):
+            self.plan = make_plan(self.facts, marks, self.tapes(), self.namer)
             backward = self.backward_body(outputs)
-            if self.reads <= reads and all(at <= reads_at.get(name, set())
-                                           for name, at in self.reads_at.items()
-                                           if name in self.primal):
+            unplanned = {name: at - self.plan.reads_at.get(name, set())
+                         for name, at in self.reads_at.items() if name in self.primal}
+            if not any(unplanned.values()):
                 break
+            # the plan models every read a restore adds: this is a bug, made safe
+            if os.environ.get("SRCDIFF_CHECKS") == "1":
+                raise AssertionError(f"srcdiff internal error: reads the plan did not "
+                                     f"foresee: {sorted(n for n, at in unplanned.items() if at)}")
+            for name, at in self.reads_at.items():
+                marks.reads_at.setdefault(name, set()).update(at)
+        else:
+            raise AssertionError("srcdiff internal error: the backward pass kept reading "
+                                 "values the plan did not save")
         temporaries = set(self.adjoints.values()) - {self.adjoint(p) for p in self.wrt}
         propagate_copies(backward[0], temporaries)
         # the tape: what the backward pass reads before it assigns it (a loop's
@@ -115,6 +107,13 @@ class Reverser:
             self.fresh_names[key] = self.names.fresh(hint)
         return self.fresh_names[key]
 
+    def marks(self):
+        return Marks({name: set(at) for name, at in self.reads_at.items()},
+                     frozenset(self.coded))
+
+    def tapes(self):
+        return {sid: tape for sid, (_, tape) in self.calls.items()}
+
     def adjoint(self, name):
         if name not in self.adjoints:
             self.adjoints[name] = self.names.fresh("d" + name)
@@ -129,18 +128,15 @@ class Reverser:
         for out in outputs:
             if isinstance(out, gast.Name) and out.id in self.active:
                 self.state[out.id] = SET
-        self.reads_at = {}  # primal name -> statements whose adjoint code reads it
+        self.reads_at = {}  # name -> statements whose adjoint code reads it
+        self.coded = set()  # compound statements with adjoint code
+        self.replayed = set()  # id(loop) of loops the backward pass replays
         code = self.reverse_block(self.body[:-1])
         results = []
         # None: no path from p to the result (TensorFlow's "unconnected")
         self.unconnected = tuple(p for p in self.wrt if self.state.get(p, UNSET) == UNSET)
         for p in self.wrt:
             results.append(S.const(None) if p in self.unconnected else S.name(self.adjoint(p)))
-        loaded = set()
-        for s in code:
-            loaded |= S.loaded_names(s)
-        # a recomputed value is the backward pass's own: assigned there before any read
-        self.reads = (loaded & self.primal) - set(self.adjoints.values()) - self.recomputed
         value = results[0] if len(results) == 1 else gast.Tuple(elts=results, ctx=gast.Load())
         return code, value
 
@@ -154,7 +150,7 @@ class Reverser:
                     block = block[1:]  # one comment per source line
                 else:
                     last_comment = block[0].value.value
-            rerun = [st for r in self.recompute_before.get(id(s), ()) for st in
+            rerun = [st for r in self.plan.recompute_before.get(id(s), ()) for st in
                      self.forward_stmt(r)]
             at = 1 if block and _is_comment(block[0]) else 0
             code.extend(block[:at] + rerun + block[at:])
@@ -189,7 +185,7 @@ class Reverser:
 
     def call_tape(self, s):
         """The tape variable of a call statement, as a list of at most one name."""
-        return [self.plan.calls[id(s)][1]] if id(s) in self.plan.calls else []
+        return [self.calls[id(s)][1]] if id(s) in self.calls else []
 
     def _reverse_compound(self, s):
         if isinstance(s, gast.If):
@@ -288,8 +284,9 @@ class Reverser:
         return code
 
     def reads_answer(self, op):
+        """Whether the adjoint of ``op`` reads its result (a call's reads its own tape)."""
         if op.kind is not Kind.PRIMITIVE:
-            return op.kind is Kind.CALL
+            return False
         return any(vjp is not None and "ans" in rule_syntax(vjp).reads()
                    for vjp in map(op.rule.vjp, range(len(op.inputs))))
 
@@ -375,7 +372,7 @@ class Reverser:
         return all(self.is_scalar(b) for b in others)
 
     def call_contributions(self, s, op, g):
-        unit, tape = self.plan.calls[id(s)] if id(s) in self.plan.calls else self.call_unit(s, op)
+        unit, tape = self.calls[id(s)] if id(s) in self.calls else self.call_unit(s, op)
         backward = self.refs.bind(unit.backward, unit.name + "_backward")
         adjoint = gast.Call(func=backward, args=[S.name(tape), g], keywords=[])
         active = [a for a in op.inputs if isinstance(a, gast.Name) and a.id in self.active]
@@ -396,7 +393,7 @@ class Reverser:
         scalars = tuple(self.is_scalar(a) for a in op.inputs)
         unit = self.compile_call(op.fn, mask, scalars, s)
         tape = self.names.fresh(target_names(s.targets[0])[0] + "_tape")
-        self.plan.calls[id(s)] = (unit, tape)
+        self.calls[id(s)] = (unit, tape)
         if unit.several and isinstance(s.targets[0], gast.Name):
             # t = f(x) with f returning a tuple: t[k]'s adjoint is the k-th of a list
             # (known from the dry run on: the passes after it use it)
@@ -546,6 +543,7 @@ class Reverser:
         self.state = merged
         if not _has_code(body) and not _has_code(orelse):
             return []
+        self.coded.add(id(s))
         return [gast.If(test=S.copy_node(s.test), body=body or [gast.Pass()],
                         orelse=orelse if _has_code(orelse) else [])]
 
@@ -564,7 +562,8 @@ class Reverser:
         self.state = head
         if not _has_code(body):
             return []
-        self.plan.loops.add(id(s))
+        self.replayed.add(id(s))
+        self.coded.add(id(s))
         pre = []
         for name, value in head.items():
             before = entry.get(name, UNSET)
@@ -575,8 +574,8 @@ class Reverser:
             elif value == OWNED and before == SET:
                 pre.append(S.assign(self.adjoint(name), self.copy_of(name)))
         counter = self.counter(s)
-        if counter is not None and id(s) in self.plan.counter_stacks:
-            pre.insert(0, S.assign(counter, S.expr(f"{self.plan.counter_stacks[id(s)]}.pop()")))
+        if counter is not None and id(s) in self.counter_stacks:
+            pre.insert(0, S.assign(counter, S.expr(f"{self.counter_stacks[id(s)]}.pop()")))
         if isinstance(s, gast.For):
             iterations = S.copy_node(s.iter)
             if counter is not None:
@@ -606,11 +605,11 @@ class Reverser:
         """The trip-count variable of a loop that needs one (while, or for with break)."""
         if isinstance(s, gast.For) and not _breaks(s):
             return None
-        if id(s) not in self.plan.counters:
-            counter = self.plan.counters[id(s)] = self.names.fresh("n_iterations")
-            if self.loops_of[id(s)]:  # inside another loop: one count per outer iteration
-                self.plan.counter_stacks[id(s)] = self.names.fresh(counter + "_stack")
-        return self.plan.counters[id(s)]
+        if id(s) not in self.counters:
+            counter = self.counters[id(s)] = self.names.fresh("n_iterations")
+            if self.facts.loops_of[id(s)]:  # inside another loop: one count per outer iteration
+                self.counter_stacks[id(s)] = self.names.fresh(counter + "_stack")
+        return self.counters[id(s)]
 
     def zeros_at(self, s, name):
         """``dx = zeros like x`` where the backward pass leaves compound statement ``s``
@@ -641,142 +640,17 @@ class Reverser:
             hint="Use a NumPy or srcdiff op that has a rule, or register one with "
                  "@sd.register_gradient.")
 
-    # ------------------------------------------------------------ recomputation
-    def plan_recomputes(self):
-        """Numbers a loop's adjoints read, recomputed by the backward pass rather than
-        stacked: a float operation or two cost less than a push and a pop, and the
-        forward pass keeps only what the loop carries, as a hand-written loop does.
-
-        ``t = f(u, ...)`` on Python numbers qualifies when it is t's only assignment,
-        inside a loop; every adjoint that reads t is its own or a later statement's in
-        the same block; and no statement in between writes u.  Right before the adjoint
-        of the last of them, u holds its value from t's assignment again: t is re-run
-        there.  Returns the names the re-run statements read."""
-        self.recompute_before, self.recomputed = {}, set()
-        once = {n for n, c in self.facts.counts.items() if c == 1} - \
-            set(self.parsed.params) - self.loop_targets
-        inputs_read = set()
-        for block in self.facts.blocks:
-            if not self.loops_of[id(block[0])]:
-                continue
-            within = [{id(n) for n in gast.walk(st) if isinstance(n, gast.stmt)}
-                      for st in block]
-            for k in reversed(range(len(block))):
-                t = self.recomputable(block[k], once)
-                readers = self.reads_at.get(t, ())
-                if t is None or not readers:
-                    continue
-                later = [j for j in range(k, len(block)) if within[j] & readers]
-                if sum(len(within[j] & readers) for j in later) != len(readers):
-                    continue  # read before it is assigned, or outside its block
-                last = later[-1]
-                inputs = S.loaded_names(block[k].value)
-                if inputs & S.assigned_names(block[k + 1:last + 1], into=True):
-                    continue
-                self.recomputed.add(t)
-                self.recompute_before.setdefault(id(block[last]), []).insert(0, block[k])
-                for u in inputs:
-                    self.reads_at.setdefault(u, set()).add(id(block[last]))
-                inputs_read |= inputs
-        return inputs_read
-
-    def recomputable(self, s, once):
-        """The name ``s`` assigns, if re-running ``s`` is a cheap operation on numbers."""
-        if not (isinstance(s, gast.Assign) and isinstance(s.targets[0], gast.Name)):
-            return None
-        t, op = s.targets[0].id, self.ops[id(s)]
-        if t not in once or t not in self.scalars or id(s) in self.plan.calls:
-            return None
-        if op.kind not in (Kind.PRIMITIVE, Kind.COPY) or op.kwargs or isinstance(
-                s.value, gast.Call) and not (from_math(op.fn) or op.fn is float):
-            return None
-        numbers = self.scalars | self.ints
-        if all(isinstance(a, gast.Constant) or getattr(a, "id", None) in numbers
-               for a in op.inputs):
-            return t
-        return None
-
-    # ------------------------------------------------------------ saves
-    def needs_restore(self, s, name):
-        """Whether an adjoint reads ``name``'s value from before statement ``s``:
-        a read before ``s``, or anywhere in a loop that also contains ``s``, or by the
-        adjoint of ``s`` itself unless that reads only the new value (``y = exp(x)``)."""
-        own = (isinstance(s, gast.Assign) and not isinstance(s.targets[0], gast.Subscript)
-               and name not in S.loaded_names(s.value))
-        for r in self.reads_at.get(name, ()):
-            if self.loops_of[r] & self.loops_of[id(s)]:
-                return True
-            if r == id(s) and own:
-                continue  # it runs before the restore would
-            if self.order[r] <= self.order[id(s)] and not self.exclusive(r, id(s)):
-                return True
-        return False
-
-    def exclusive(self, a, b):
-        """Whether statements ``a`` and ``b`` are in different arms of one ``if``."""
-        branches = dict(self.arms_of[a])
-        return any(branches.get(branch, arm) != arm for branch, arm in self.arms_of[b])
-
-    def plan_saves(self, reads):
-        plan = self.plan
-        plan.saves, plan.stacks, plan.init_none, plan.loops = {}, [], [], set()
-        defined = set(self.parsed.params)
-        possibly = set(self.parsed.params)
-
-        def save_for(s, name, in_loop):
-            if not self.needs_restore(s, name):
-                return
-            if not in_loop and name not in possibly:
-                return  # nothing to keep: no value before this one
-            if name not in defined and name not in plan.init_none:
-                plan.init_none.append(name)  # a branch or loop not run may leave it unset
-            if in_loop:
-                if name not in self.stacks:  # one stack per name: pushes and pops nest
-                    self.stacks[name] = self.names.fresh(name + "_stack")
-                if self.stacks[name] not in plan.stacks:
-                    plan.stacks.append(self.stacks[name])
-                plan.saves[id(s), name] = ("stack", self.stacks[name])
-            else:
-                plan.saves[id(s), name] = ("name", self.fresh(s, name + "_old"))
-
-        def walk(stmts, depth, top):
-            for s in stmts:
-                if isinstance(s, gast.Assign):
-                    target = s.targets[0]
-                    if isinstance(target, gast.Subscript):
-                        if target.value.id in reads:
-                            save_for(s, target.value.id, depth > 0)
-                    else:
-                        for name in target_names(target):
-                            if name in reads:
-                                save_for(s, name, depth > 0)
-                            possibly.add(name)
-                            if top:
-                                defined.add(name)
-                        for tape in self.call_tape(s):  # one per iteration of a loop
-                            save_for(s, tape, depth > 0)
-                elif isinstance(s, gast.If):
-                    walk(s.body, depth, False)
-                    walk(s.orelse, depth, False)
-                elif isinstance(s, (gast.For, gast.While)):
-                    if isinstance(s, gast.For) and s.target.id in reads:
-                        save_for(s, s.target.id, depth > 0)
-                        possibly.add(s.target.id)
-                    walk(s.body, depth + 1, False)
-
-        walk(self.body, 0, True)
-
     # ------------------------------------------------------------ forward
     def forward_body(self, ret):
         plan = self.plan
         code = [S.assign(n, S.const(None)) for n in plan.init_none]
         code += [S.assign(v, gast.List(elts=[], ctx=gast.Load())) for v in plan.stacks]
         code += [S.assign(v, gast.List(elts=[], ctx=gast.Load()))
-                 for v in plan.counter_stacks.values()]
+                 for v in self.counter_stacks.values()]
         code += self.forward_block(self.body[:-1])
         extra = [v for _, v in plan.saves.values()]
-        extra += list(plan.counters.values()) + list(plan.counter_stacks.values())
-        extra += [tape for _, tape in plan.calls.values()]
+        extra += list(self.counters.values()) + list(self.counter_stacks.values())
+        extra += list(self.tapes().values())
         tape = self.tape_names = list(dict.fromkeys(sorted(self.live) + extra))
         # a value saved for the backward pass may come from a branch not taken: define it
         definite = set(self.parsed.params) | {
@@ -785,7 +659,7 @@ class Reverser:
         top = {id(st) for st in self.body}  # a save inside an if may not run: not definite
         definite |= {v for k, (kind, v) in plan.saves.items() if kind == "name" and k in top}
         missing = [n for n in tape if n not in definite and n not in plan.init_none
-                   and n not in plan.stacks and n not in plan.counter_stacks.values()]
+                   and n not in plan.stacks and n not in self.counter_stacks.values()]
         code = [S.assign(n, S.const(None)) for n in missing] + code
         tape_value = gast.Tuple(elts=[self.kept(n) for n in self.tape_names], ctx=gast.Load())
         result = S.copy_node(ret.value)
@@ -796,7 +670,7 @@ class Reverser:
         """What the backward pass changes in place: its stacks, and arrays whose
         overwritten elements it restores."""
         stacks = [v for v in self.tape_names if v in self.plan.stacks
-                  or v in self.plan.counter_stacks.values()]
+                  or v in self.counter_stacks.values()]
         written = sorted({name for (_, name), (kind, _) in self.plan.saves.items()
                           if name in self.written and name in self.tape_names})
         return stacks + written
@@ -836,8 +710,8 @@ class Reverser:
         if isinstance(s, gast.Assign):
             stmt = S.copy_node(s)
             op = self.ops.get(id(s))
-            if id(s) in plan.calls:
-                unit, tape = plan.calls[id(s)]
+            if id(s) in self.calls:
+                unit, tape = self.calls[id(s)]
                 forward = self.refs.bind(unit.forward, unit.name + "_forward")
                 stmt.value.func = forward
                 # the callee's tape keeps its arguments: one this function writes into
@@ -856,7 +730,7 @@ class Reverser:
             return [gast.If(test=S.copy_node(s.test), body=self.forward_block(s.body),
                             orelse=self.forward_block(s.orelse) if s.orelse else [])]
         if isinstance(s, (gast.For, gast.While)):
-            counter = plan.counters.get(id(s)) if id(s) in plan.loops else None
+            counter = self.counters.get(id(s)) if id(s) in self.replayed else None
             body = self.forward_block(s.body)
             if body == [gast.Pass()]:
                 body = []
@@ -870,8 +744,8 @@ class Reverser:
             loop = copy.copy(s)
             loop.body = body or [gast.Pass()]
             code.append(loop)
-            if counter is not None and id(s) in plan.counter_stacks:
-                code.append(S.stmt(f"{plan.counter_stacks[id(s)]}.append({counter})"))
+            if counter is not None and id(s) in self.counter_stacks:
+                code.append(S.stmt(f"{self.counter_stacks[id(s)]}.append({counter})"))
             return code
         return [S.copy_node(s)]
 

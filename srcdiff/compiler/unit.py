@@ -192,7 +192,7 @@ def compile_unit(fn, active, scalars, cache, lifted=()):
     mutated = tuple(i for i, p in enumerate(params) if p in written)
     unit = Unit(name, scope[forward.name], scope[backward.name], source, params, wrt, fn,
                 dependencies, mutated)
-    unit.callees = tuple(callee for callee, _ in reverser.plan.calls.values())
+    unit.callees = tuple(callee for callee, _ in reverser.calls.values())
     unit.unconnected = reverser.unconnected
     unit.several = len(outputs) > 1  # it returns a tuple
     return unit

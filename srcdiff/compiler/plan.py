@@ -1,0 +1,237 @@
+"""Planning: what the forward pass keeps for the backward pass.
+
+:func:`make_plan` is a pure function of records: the :class:`~.facts.Facts`, the
+:class:`Marks` a backward pass left (which statements' adjoint code reads each
+name, and which compound statements have adjoint code), and the tape variables of
+calls.  It returns a :class:`Plan`; the only thing it changes is the namer, which
+hands out the same save variables on every call.
+
+Invariants of a plan:
+
+* a value is saved iff some adjoint reads it after it was overwritten
+  (:func:`needs_restore`): into a variable of its own outside loops, onto a
+  stack (one per name, so pushes and pops nest) inside them;
+* a cheap operation on numbers in a loop is recomputed by the backward pass
+  instead of stacked (:func:`_recomputes`);
+* it is closed: restores make the backward pass replay branches and loops that
+  had no adjoint code, and restore elements by index, and those read values too;
+  the plan is iterated over records until they add no read.
+"""
+from dataclasses import dataclass, field
+
+import gast
+
+from . import syntax as S
+from .analysis import Kind, target_names
+from .facts import from_math
+
+
+@dataclass
+class Marks:
+    """What a backward pass reads: ``reads_at`` maps each name to the statements
+    (ids) whose adjoint code reads it; ``coded`` holds the compound statements whose
+    reversed body has adjoint code of its own."""
+    reads_at: dict
+    coded: frozenset
+
+    def reads(self, primal, recomputed=frozenset()):
+        """The primal values read, but those the backward pass computes itself."""
+        return (set(self.reads_at) & primal) - recomputed
+
+
+@dataclass
+class Plan:
+    saves: dict = field(default_factory=dict)      # (id(stmt), name) -> ("stack"|"name", var)
+    stacks: list = field(default_factory=list)     # stack variables, made at the start
+    init_none: list = field(default_factory=list)  # names to define before their first save
+    recompute_before: dict = field(default_factory=dict)  # id(stmt) -> assignments re-run
+    recomputed: frozenset = frozenset()            # names the backward pass recomputes
+    reads_at: dict = field(default_factory=dict)   # the marks it was planned for, closed
+
+
+class Namer:
+    """Save variables, the same for a (statement, name) on every round of planning."""
+
+    def __init__(self, names):
+        self.names = names
+        self.made = {}
+
+    def stack(self, name):
+        return self._get(("stack", name), name + "_stack")
+
+    def old(self, s, name):
+        return self._get((id(s), name + "_old"), name + "_old")
+
+    def _get(self, key, hint):
+        if key not in self.made:
+            self.made[key] = self.names.fresh(hint)
+        return self.made[key]
+
+
+MAX_ROUNDS = 64  # each round adds a read or stops: far more than a function needs
+
+
+def make_plan(facts, marks, tapes, namer):
+    """The plan for a backward pass that left ``marks``; ``tapes`` maps id(call
+    statement) -> its tape variable."""
+    reads_at = {name: set(at) for name, at in marks.reads_at.items()}
+    for _ in range(MAX_ROUNDS):
+        before, recomputed, inputs, planned_reads = _recomputes(facts, reads_at, tapes)
+        reads = (set(reads_at) & facts.primal | inputs & facts.primal) - recomputed
+        saves, stacks, init_none = _saves(facts, reads, planned_reads, tapes, namer)
+        added = _replay_reads(facts, marks.coded, saves)
+        if all(at <= reads_at.get(name, set()) for name, at in added.items()):
+            return Plan(saves, stacks, init_none, before, frozenset(recomputed), planned_reads)
+        for name, at in added.items():
+            reads_at.setdefault(name, set()).update(at)
+    raise AssertionError("srcdiff internal error: the plan of saves did not converge")
+
+
+def needs_restore(facts, reads_at, s, name):
+    """Whether an adjoint reads ``name``'s value from before statement ``s``:
+    a read before ``s``, or anywhere in a loop that also contains ``s``, or by the
+    adjoint of ``s`` itself unless that reads only the new value (``y = exp(x)``)."""
+    own = (isinstance(s, gast.Assign) and not isinstance(s.targets[0], gast.Subscript)
+           and name not in S.loaded_names(s.value))
+    for r in reads_at.get(name, ()):
+        if facts.loops_of[r] & facts.loops_of[id(s)]:
+            return True
+        if r == id(s) and own:
+            continue  # it runs before the restore would
+        if facts.order[r] <= facts.order[id(s)] and not exclusive(facts, r, id(s)):
+            return True
+    return False
+
+
+def exclusive(facts, a, b):
+    """Whether statements ``a`` and ``b`` are in different arms of one ``if``."""
+    branches = dict(facts.arms_of[a])
+    return any(branches.get(branch, arm) != arm for branch, arm in facts.arms_of[b])
+
+
+def _saves(facts, reads, reads_at, tapes, namer):
+    """(saves, stacks, names to define as None first) for the values in ``reads``."""
+    saves, stacks, init_none = {}, [], []
+    defined, possibly = set(facts.params), set(facts.params)
+
+    def save_for(s, name, in_loop):
+        if not needs_restore(facts, reads_at, s, name):
+            return
+        if not in_loop and name not in possibly:
+            return  # nothing to keep: no value before this one
+        if name not in defined and name not in init_none:
+            init_none.append(name)  # a branch or loop not run may leave it unset
+        if in_loop:
+            stack = namer.stack(name)
+            if stack not in stacks:
+                stacks.append(stack)
+            saves[id(s), name] = ("stack", stack)
+        else:
+            saves[id(s), name] = ("name", namer.old(s, name))
+
+    def walk(stmts, depth, top):
+        for s in stmts:
+            if isinstance(s, gast.Assign):
+                target = s.targets[0]
+                if isinstance(target, gast.Subscript):
+                    if target.value.id in reads:
+                        save_for(s, target.value.id, depth > 0)
+                else:
+                    for name in target_names(target):
+                        if name in reads:
+                            save_for(s, name, depth > 0)
+                        possibly.add(name)
+                        if top:
+                            defined.add(name)
+                    if id(s) in tapes:  # one per iteration of a loop
+                        save_for(s, tapes[id(s)], depth > 0)
+            elif isinstance(s, gast.If):
+                walk(s.body, depth, False)
+                walk(s.orelse, depth, False)
+            elif isinstance(s, (gast.For, gast.While)):
+                if isinstance(s, gast.For) and s.target.id in reads:
+                    save_for(s, s.target.id, depth > 0)
+                    possibly.add(s.target.id)
+                walk(s.body, depth + 1, False)
+
+    walk(facts.body, 0, True)
+    return saves, stacks, init_none
+
+
+def _replay_reads(facts, coded, saves):
+    """The reads the restores of ``saves`` add: a branch or loop replayed only to
+    restore values reads its condition or iterations; a restored element, its
+    array and index.  name -> ids of the statements that read it."""
+    replayed = set()
+    added = {}
+    for (sid, name), _ in saves.items():
+        s = facts.statements[sid]
+        if isinstance(s, (gast.For, gast.While)):
+            continue  # a loop's target is restored after the loop, if it is replayed
+        replayed |= facts.loops_of[sid] | {branch for branch, _ in facts.arms_of[sid]}
+        target = s.targets[0]
+        if isinstance(target, gast.Subscript):
+            for read in S.loaded_names(target):
+                added.setdefault(read, set()).add(sid)
+    for cid in replayed - coded:
+        c = facts.statements[cid]
+        head = c.test if isinstance(c, gast.If) else c.iter if isinstance(c, gast.For) else None
+        for read in S.loaded_names(head) if head is not None else ():
+            added.setdefault(read, set()).add(cid)
+    return added
+
+
+def _recomputes(facts, reads_at, tapes):
+    """Numbers a loop's adjoints read, recomputed by the backward pass rather than
+    stacked: a float operation or two cost less than a push and a pop, and the
+    forward pass keeps only what the loop carries, as a hand-written loop does.
+
+    ``t = f(u, ...)`` on Python numbers qualifies when it is t's only assignment,
+    inside a loop; every adjoint that reads t is its own or a later statement's in
+    the same block; and no statement in between writes u.  Right before the adjoint
+    of the last of them, u holds its value from t's assignment again: t is re-run
+    there.  Returns (statement -> assignments re-run before its adjoint, the names
+    recomputed, the names the re-runs read, ``reads_at`` with those reads added)."""
+    before, recomputed, inputs_read = {}, set(), set()
+    reads_at = {name: set(at) for name, at in reads_at.items()}
+    once = {n for n, c in facts.counts.items() if c == 1} - set(facts.params) - \
+        facts.loop_targets
+    for block in facts.blocks:
+        if not facts.loops_of[id(block[0])]:
+            continue
+        within = [{id(n) for n in gast.walk(st) if isinstance(n, gast.stmt)} for st in block]
+        for k in reversed(range(len(block))):
+            t = _recomputable(facts, block[k], once, tapes)
+            readers = reads_at.get(t, ())
+            if t is None or not readers:
+                continue
+            later = [j for j in range(k, len(block)) if within[j] & readers]
+            if sum(len(within[j] & readers) for j in later) != len(readers):
+                continue  # read before it is assigned, or outside its block
+            last = later[-1]
+            inputs = S.loaded_names(block[k].value)
+            if inputs & S.assigned_names(block[k + 1:last + 1], into=True):
+                continue
+            recomputed.add(t)
+            before.setdefault(id(block[last]), []).insert(0, block[k])
+            for u in inputs:
+                reads_at.setdefault(u, set()).add(id(block[last]))
+            inputs_read |= inputs
+    return before, recomputed, inputs_read, reads_at
+
+
+def _recomputable(facts, s, once, tapes):
+    """The name ``s`` assigns, if re-running ``s`` is a cheap operation on numbers."""
+    if not (isinstance(s, gast.Assign) and isinstance(s.targets[0], gast.Name)):
+        return None
+    t, op = s.targets[0].id, facts.ops[id(s)]
+    if t not in once or t not in facts.scalars or id(s) in tapes:
+        return None
+    if op.kind not in (Kind.PRIMITIVE, Kind.COPY) or op.kwargs or isinstance(
+            s.value, gast.Call) and not (from_math(op.fn) or op.fn is float):
+        return None
+    numbers = facts.scalars | facts.ints
+    if all(isinstance(a, gast.Constant) or getattr(a, "id", None) in numbers
+           for a in op.inputs):
+        return t
+    return None
