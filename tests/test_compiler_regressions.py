@@ -283,3 +283,55 @@ def rebound_in_a_branch(x, y):
                          ids=lambda f: f.__name__)
 def test_zeros_take_the_shape_of_the_value_before(fn):
     check_grad(fn, (np.array([0.3, 0.9, 0.1]), np.array([0.4, 0.2, 0.5])), (0, 1))
+
+
+# --- a loop's target overwrites a value that an adjoint reads ---
+# The target's old value is saved before the loop and restored after the reversed
+# loop, whether or not the loop has adjoint code of its own (an empty reversed loop
+# used to drop the restore: the adjoint read the target's last value).
+
+def target_overwrites_in_an_empty_loop(a):
+    x = a * 2.0
+    y = x * a
+    for x in range(3):
+        pass
+    return y
+
+
+def target_overwrites_in_a_loop_with_code(a):
+    x = a * 2.0
+    y = x * a
+    for x in range(3):
+        y = y * 0.5 + a
+    return y
+
+
+def target_overwrites_in_a_nested_loop(a):
+    y = a
+    for i in range(2):
+        x = a * 2.0 + i
+        y = y + x * a
+        for x in range(2):
+            pass
+    return y
+
+
+def target_overwrites_an_array(a):
+    x = np.sin(a)
+    y = np.sum(x * a)
+    for x in range(2):
+        pass
+    return y
+
+
+@pytest.mark.parametrize("fn", [target_overwrites_in_an_empty_loop,
+                                target_overwrites_in_a_loop_with_code,
+                                target_overwrites_in_a_nested_loop],
+                         ids=lambda f: f.__name__)
+@pytest.mark.parametrize("a", [0.3, 1.5])
+def test_a_loop_target_restores_the_value_it_overwrote(fn, a):
+    check_grad(fn, (a,))
+
+
+def test_a_loop_target_restores_an_array_it_overwrote():
+    check_grad(target_overwrites_an_array, (np.array([0.3, -1.2, 0.7]),))

@@ -560,8 +560,10 @@ class Reverser:
             elif value == OWNED and out.get(name) == SET:
                 body.append(S.assign(self.adjoint(name), self.copy_of(name)))
         self.state = head
+        save = self.plan.saves.get((id(s), getattr(getattr(s, "target", None), "id", None)))
+        restore = [self.restore(s.target.id, save)] if save else []
         if not _has_code(body):
-            return []
+            return restore  # the target's value from before the loop, if an adjoint reads it
         self.replayed.add(id(s))
         self.coded.add(id(s))
         pre = []
@@ -590,11 +592,7 @@ class Reverser:
                             iter=gast.Call(func=S.name("range"), args=[S.name(counter)],
                                            keywords=[]),
                             body=body, orelse=[], type_comment=None)
-        code = pre + [loop]
-        save = self.plan.saves.get((id(s), getattr(getattr(s, "target", None), "id", None)))
-        if save:
-            code.append(self.restore(s.target.id, save))
-        return code
+        return pre + [loop] + restore
 
     def copy_of(self, name):
         """A copy of ``name``'s adjoint to update in place (np.copy: it may be a number)."""
