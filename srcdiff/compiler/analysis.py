@@ -23,10 +23,7 @@ BINOPS = {gast.Add: np.add, gast.Sub: np.subtract, gast.Mult: np.multiply,
           gast.Mod: np.remainder, gast.FloorDiv: np.floor_divide}
 UNARY = {gast.USub: np.negative, gast.UAdd: np.positive}
 
-# Builtins that never carry a gradient (their results are ints, bools, strings).
-_NONDIFF_BUILTINS = {len, range, int, bool, isinstance, print, type, str, repr, id, hash,
-                     round, enumerate, zip, callable, hasattr, getattr, tuple, list, sorted}
-# Builtins on numbers that are NumPy primitives in disguise.
+# Builtins on numbers that are NumPy primitives in disguise, as operators are.
 _BUILTIN_PRIMITIVES = {abs: np.absolute, max: np.maximum, min: np.minimum}
 
 
@@ -63,7 +60,7 @@ class Describer:
     def __call__(self, value):
         if isinstance(value, gast.Name):
             return Op("copy", [value])
-        if isinstance(value, gast.Constant) or _is_boolean(value):
+        if isinstance(value, gast.Constant) or S.is_boolean(value):
             return NONE
         if isinstance(value, gast.BinOp):
             fn = BINOPS.get(type(value.op))
@@ -112,9 +109,7 @@ class Describer:
             if len(node.args) > 1:
                 kwargs["axis"] = node.args[1]
             return self.primitive(SEQUENCE_FORMS[fn], args, kwargs, node)
-        if fn in _NONDIFF_BUILTINS:
-            return NONE
-        if fn in (np.split, np.array_split):  # several results: see reverse_unpack
+        if rules.traits_of(fn).splits is not None:  # several results: see reverse_unpack
             return Op("unknown", node.args[:1], fn=fn, name=rules.registry.primitive_name(fn))
         if fn in _BUILTIN_PRIMITIVES and len(node.args) == (1 if fn is abs else 2):
             return self.primitive(_BUILTIN_PRIMITIVES[fn], node.args, kwargs, node)
@@ -151,12 +146,6 @@ def _is_library(fn):
 def _describe_func(func):
     import ast
     return ast.unparse(gast.gast_to_ast(func))
-
-
-def _is_boolean(node):
-    return (isinstance(node, (gast.Compare, gast.BoolOp))
-            or (isinstance(node, gast.UnaryOp) and isinstance(node.op, (gast.Not,
-                                                                        gast.Invert))))
 
 
 # ---------------------------------------------------------------- activity

@@ -22,6 +22,8 @@ import operator
 import gast
 import numpy as np
 
+from ..rules import traits_of
+from ..rules.helpers import measured_args
 from . import syntax as S
 from .aliasing import check_calls_in_place, check_views
 from .analysis import Describer, activity, assignments, target_names, varied_names
@@ -263,7 +265,7 @@ class Reverser:
         if not live:
             return restores
         inputs = [a.id for a in op.inputs if isinstance(a, gast.Name)]
-        split = _SPLITS.get(op.fn) if isinstance(s.value, gast.Call) else None
+        split = traits_of(op.fn).splits if isinstance(s.value, gast.Call) else None
         if op.kind != "call" and split is None:
             if set(inputs) & self.active:
                 raise self.no_rule(s, op)
@@ -923,14 +925,6 @@ class _ListItem:
         return S.assign(store, gast.BinOp(left=slot, op=gast.Add(), right=S.copy_node(self.g)))
 
 
-# NumPy functions that cut an array into pieces along an axis (default axis).
-_SPLITS = {np.split: 0, np.array_split: 0}
-
-# Helper arguments that only measure a value (np.shape, np.size): name -> positions.
-_MEASURING = {"unbroadcast": (1,), "unreduce": (1,), "reduced_count": (0, 1),
-              "reshape_like": (1,)}
-
-
 def _shape_only(code, names):
     """The names among ``names`` that the code reads only to measure them."""
     measured, used = set(), set()
@@ -940,7 +934,7 @@ def _shape_only(code, names):
             (measured if measuring else used).add(node.id)
             return
         if isinstance(node, gast.Call) and isinstance(node.func, gast.Name):
-            positions = _MEASURING.get(node.func.id, ())
+            positions = measured_args(node.func.id)
             visit(node.func, False)
             for k, arg in enumerate(node.args):
                 visit(arg, k in positions and isinstance(arg, gast.Name))
@@ -1014,11 +1008,6 @@ def _simplify(expr, same_shape):
 
 # ---------------------------------------------------------------- kinds of values
 
-_SCALAR_FUNCTIONS = {float, int, len}
-_FULL_REDUCTIONS = {np.sum, np.mean, np.prod, np.max, np.min, np.amax, np.amin, np.var,
-                    np.std, np.linalg.norm, np.vdot}
-
-
 def _from_math(fn):
     """Whether ``fn`` is one of the ``math`` module's functions (numbers in and out)."""
     return getattr(fn, "__module__", None) == "math" or getattr(fn, "__self__", None) is math
@@ -1050,12 +1039,12 @@ def _scalar_names(body, scalar_params, describe, params):
             return scalar(node.operand, names)
         if isinstance(node, gast.Call):
             op = describe(node)
-            fn = op.fn
-            if fn in _FULL_REDUCTIONS and "axis" not in op.kwargs and len(op.inputs) == 1:
+            fn, traits = op.fn, traits_of(op.fn)
+            if traits.reduces and "axis" not in op.kwargs and len(op.inputs) == 1:
                 return True
             if isinstance(fn, np.ufunc) and op.inputs and not op.kwargs:  # abs(y), max(a, b)
                 return all(scalar(a, names) for a in op.inputs)
-            return fn in _SCALAR_FUNCTIONS or _from_math(fn)
+            return traits.number or _from_math(fn)
         if isinstance(node, gast.Subscript) and getattr(node.value, "id", None) in sequences:
             # an item of a list of numbers: for x in [a, b]
             return all(scalar(e, names) for v in assigned[node.value.id] for e in v.value.elts)
