@@ -100,7 +100,7 @@ class Describer:
             if isinstance(node.func, gast.Name) and node.func.id == "cast":
                 fn = cast
             else:
-                return Op("unknown", node.args + list(kwargs.values()),
+                return Op("unknown", _elements(node.args + list(kwargs.values())),
                           name=_describe_func(node.func))
         fn = getattr(fn, "__numpy__", fn)  # an sd.* op: its NumPy form
         if fn in SEQUENCE_FORMS and node.args and isinstance(node.args[0], (gast.List,
@@ -121,7 +121,7 @@ class Describer:
         elif inspect.isfunction(fn) and not _is_library(fn):
             op = Op("call", self.bind(fn, node), fn=fn)
         else:
-            return Op("unknown", node.args + list(kwargs.values()), fn=fn,
+            return Op("unknown", _elements(node.args + list(kwargs.values())), fn=fn,
                       name=rules.registry.primitive_name(fn))
         op.forward = numpy_form
         return op
@@ -136,6 +136,15 @@ class Describer:
                                             f"{k.arg!r}")
             inputs[params.index(k.arg)] = k.value
         return inputs
+
+
+def _elements(nodes):
+    """``nodes`` with each list or tuple literal replaced by its elements, at any depth:
+    every value an unmodelled call is given, so that an active one is refused."""
+    out = []
+    for n in nodes:
+        out += _elements(n.elts) if isinstance(n, (gast.List, gast.Tuple)) else [n]
+    return out
 
 
 def _is_library(fn):

@@ -142,5 +142,5 @@ defvjp(float, lambda g, ans, x: g, number=True)  # float(x) of a one-element arr
 nondifferentiable(math.floor, math.ceil, math.trunc, round, int, bool, len)
 declare(int, len, number=True)
 # Builtins whose results are ints, bools, strings or None.
-nondifferentiable(range, isinstance, print, type, str, repr, id, hash, callable, hasattr,
-                  enumerate, zip, getattr, tuple, list, sorted)
+# (Not list, tuple, sorted, zip, enumerate, getattr: they pass values through.)
+nondifferentiable(range, isinstance, print, type, str, repr, id, hash, callable, hasattr)
