@@ -17,7 +17,6 @@ import numpy as np
 from . import nest
 from ._recording import STATE, refuse_without_rule
 from .rules import is_nondifferentiable, registry, rule_of
-from .rules.batching import accepts_batches
 from .rules.helpers import batched
 from .rules.registry import Rule, primitive_name
 from .tensor import IndexedSlices, Tensor, Variable, _ArrayLike, _raw, cast, convert_to_tensor
@@ -311,7 +310,7 @@ class GradientTape:
         """The adjoints of ``sources`` (None where unconnected), one backward walk.
 
         ``batched``: each output gradient is a stack of them, and every adjoint
-        carries that leading batch axis (see ``rules/batching.py``)."""
+        carries that leading batch axis; a rule without the trait ``batches`` runs row by row."""
         tape = self._tape
         count = len(tape.records)  # a persistent tape may record the walk itself: stop here
         traced = bool(STATE.tapes)  # another tape records: run the rules on Tensors
@@ -337,7 +336,7 @@ class GradientTape:
                 g = g.dense()
             values, ans = (args, out) if traced else (raw, out._value)
             vjps = rule.vjps
-            by_rows = batched and not (rule is _READ or accepts_batches(rule))
+            by_rows = batched and not (rule is _READ or rule.traits.batches)
             for i, a in enumerate(args):
                 key = id(a)
                 if key not in reaches:

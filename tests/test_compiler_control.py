@@ -399,8 +399,23 @@ def view_from_the_last_iteration(x, s):
     return total
 
 
+def flip_then_write(x, s):
+    buf = np.zeros(3)
+    y = np.flip(buf)  # a view too, with no slice to show it
+    buf[2] = s * 2.0
+    return np.sum(y * x)
+
+
+def diagonal_then_write(x, s):
+    buf = np.zeros((3, 3))
+    y = np.diag(buf)  # the diagonal of a matrix is a view of it
+    buf[1, 1] = s * 2.0
+    return np.sum(y * x)
+
+
 @pytest.mark.parametrize("fn", [view_then_write, write_through_a_view, alias_then_write,
-                                view_from_the_last_iteration], ids=ids)
+                                view_from_the_last_iteration, flip_then_write,
+                                diagonal_then_write], ids=ids)
 def test_a_view_read_after_a_write_into_its_memory_is_refused(fn):
     # the write changes the view without an assignment to it: its adjoint would be lost
     with pytest.raises(sd.CompileError, match="cannot follow a write into memory") as info:

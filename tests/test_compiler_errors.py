@@ -204,3 +204,39 @@ def test_math_module_functions_are_not_mistaken_for_user_code():
     def uses_math(a):
         return math.sin(a) * a
     assert sd.grad(uses_math)(0.3) == pytest.approx(math.cos(0.3) * 0.3 + math.sin(0.3))
+
+
+# --- calls that pass an active value through without a rule: refused, never zero ---
+
+def listed(x):
+    ys = list([x, 2.0 * x])
+    return np.sum(ys[0] + ys[1])
+
+
+def as_tuple(x):
+    t = tuple([x, x])
+    return np.sum(t[0])
+
+
+def sorted_numbers(x):
+    s = sorted([np.sum(x), 2.0])
+    return s[0]
+
+
+def blocks(x):
+    y = np.block([x, 2.0 * x])  # no rule: the active values sit inside a list literal
+    return np.sum(y)
+
+
+def nested_in_a_tuple(x):
+    y = np.hstack(((x, x),))
+    return np.sum(y)
+
+
+@pytest.mark.parametrize("fn", [listed, as_tuple, sorted_numbers, blocks, nested_in_a_tuple],
+                         ids=lambda f: f.__name__)
+def test_a_call_without_a_rule_given_an_active_value_in_a_literal_is_refused(fn):
+    # these once compiled to a gradient of zeros
+    with pytest.raises(sd.CompileError, match="cannot differentiate") as info:
+        sd.grad(fn)(X)
+    assert "no derivative rule" in str(info.value)

@@ -3,14 +3,13 @@
 Every vectorised result is checked against the per-row loop
 (``experimental_use_pfor=False``, one walk per target element) and against
 central finite differences.  The programs mix rules that take batched adjoints
-(``rules/batching.py``) with rules that do not, which the walk runs row by row.
+(their trait ``batches``) with rules that do not, which the walk runs row by row.
 """
 import numpy as np
 import pytest
 
 import srcdiff as sd
-from srcdiff.rules import rule_of
-from srcdiff.rules.batching import BATCHED_RULES
+from srcdiff.rules import all_rules, rule_of, traits_of
 from srcdiff.rules.helpers import batched
 from test_rules import EXAMPLES, draw, random_like
 from util import numerical_jacobian
@@ -22,14 +21,14 @@ ROWS = 3
 
 def batched_examples():
     for fn, examples in EXAMPLES.items():
-        if rule_of(fn) in BATCHED_RULES:
+        if traits_of(fn).batches:
             for k, example in enumerate(examples):
                 yield pytest.param(fn, example.args, example.kwargs, id=f"{rule_of(fn).name}-{k}")
 
 
 def test_every_batched_rule_has_an_example():
-    covered = {rule_of(fn) for fn in EXAMPLES}
-    assert not [rule.name for rule in BATCHED_RULES if rule is not None and rule not in covered]
+    assert not [rule.name for fn, rule in all_rules().items()
+                if rule.traits.batches and fn not in EXAMPLES]
 
 
 @pytest.mark.parametrize("fn, args, kwargs", batched_examples())

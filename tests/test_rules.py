@@ -18,8 +18,10 @@ import numpy as np
 import pytest
 
 import srcdiff as sd
-from srcdiff.rules import all_rules, rule_of
+from srcdiff.compiler.runtime import ShapeOf
+from srcdiff.rules import helpers, registry, rule_of, traits_of
 from srcdiff.rules.helpers import unindex
+from srcdiff.rules.registry import all_rules, all_traits
 from srcdiff.rules.linalg import logabsdet
 from srcdiff.rules.nn import log_softmax, relu, sigmoid, softmax, softplus
 from srcdiff.rules.reductions import logsumexp, norm
@@ -282,7 +284,7 @@ EXAMPLES = {
     math.pow: [ex(Arg(None, lo=0.5, hi=2.0), Arg(None))],
     math.atan2: [ex(Arg(None), Arg(None))],
     math.hypot: [ex(Arg(None), Arg(None))],
-    abs: scalar(), float: scalar(),
+    float: scalar(),
 }
 
 def builtin_rules():
@@ -427,3 +429,92 @@ def test_rule_parameters_carry_the_numpy_names():
                    if p.kind not in (p.VAR_POSITIONAL, p.VAR_KEYWORD)][3:]  # after g, ans, input
             unknown = [p for p in own if p not in names]
             assert not unknown, f"{rule.name}: rule parameters {unknown} are not NumPy's {names}"
+
+
+# --- traits: each fact recorded with a rule holds of the primitive ---
+
+def bearing(trait):
+    return [fn for fn, traits in all_traits().items() if getattr(traits, trait)]
+
+
+def test_every_primitive_with_traits_is_registered():
+    """A fact about a function srcdiff cannot differentiate, or take apart, is a stray."""
+    strays = [fn for fn, traits in all_traits().items()
+              if rule_of(fn) is None and not traits.nondifferentiable
+              and registry.expansion_of(fn) is None]
+    assert not strays
+    both = [fn for fn in bearing("nondifferentiable") if rule_of(fn) is not None]
+    assert not both, "a rule for a function marked nondifferentiable"
+    assert all(rule_of(fn) is not None for fn in bearing("view") + bearing("reduces"))
+
+
+def shares_memory_with_first_input(fn, example, rng):
+    values = draw(example.args, rng)
+    return (isinstance(values[0], np.ndarray)
+            and np.shares_memory(fn(*values, **example.kwargs), values[0]))
+
+
+@pytest.mark.parametrize("fn", [fn for fn in EXAMPLES if fn is not operator.getitem],
+                         ids=lambda fn: rule_of(fn).name)
+def test_view_trait_says_whether_the_result_shares_the_first_inputs_memory(fn):
+    """``view=True`` on exactly the primitives whose result may be a view of their first
+    input: a missing mark lets the compiler miss a write through the view.  (x[i] is a
+    view or not by its index, which the compiler reads itself.)"""
+    rng = np.random.default_rng(0)
+    shares = [shares_memory_with_first_input(fn, e, rng) for e in EXAMPLES[fn]]
+    if traits_of(fn).view:
+        assert any(shares), "marked view=True, but no example returns a view"
+    else:
+        assert not any(shares), "returns a view of its first input: mark it view=True"
+
+
+@pytest.mark.parametrize("fn", bearing("reduces"), ids=lambda fn: rule_of(fn).name)
+def test_a_full_reduction_of_a_vector_is_a_number(fn):
+    ans = fn(np.array([0.5, -1.0, 2.0]))
+    assert isinstance(ans, (float, complex)), f"{type(ans)} is not a number"
+
+
+@pytest.mark.parametrize("fn", bearing("number"), ids=registry.primitive_name)
+def test_a_primitive_marked_number_returns_a_number_whatever_it_is_given(fn):
+    """Given a vector, a one-element vector or a 0-d array, it returns a number or
+    refuses (float() takes 0-d arrays only)."""
+    arity = len(rule_of(fn).vjps) if rule_of(fn) is not None else 1
+    answers = []
+    for x in (np.array([0.5, -1.0, 2.0]), np.array([0.5]), np.array(0.5)):
+        try:
+            answers.append(fn(*[x] * arity))
+        except TypeError:
+            continue
+    assert answers
+    assert all(isinstance(a, (int, float, complex)) for a in answers), answers
+
+
+@pytest.mark.parametrize("fn", [fn for fn, traits in all_traits().items()
+                                if traits.splits is not None], ids=registry.primitive_name)
+def test_a_split_cuts_along_its_default_axis(fn):
+    x = np.arange(24.0).reshape(4, 6)
+    pieces = fn(x, 2)
+    assert len(pieces) == 2
+    np.testing.assert_array_equal(np.concatenate(pieces, axis=traits_of(fn).splits), x)
+
+
+MEASURING_CALLS = {  # helper name: sample arguments
+    "unbroadcast": (np.arange(6.0).reshape(2, 3), np.ones((1, 3))),
+    "unreduce": (np.arange(2.0), np.ones((2, 3)), 1, False),
+    "reshape_like": (np.arange(6.0), np.ones((2, 3))),
+    "reduced_count": (np.ones((2, 3)), np.ones(2)),
+}
+
+
+def test_every_helper_that_measures_has_a_sample_call():
+    marked = {name for name, f in vars(helpers).items() if getattr(f, "measures", ())}
+    assert marked == set(MEASURING_CALLS)
+    assert helpers.measured_args("np") == helpers.measured_args("no_such_helper") == ()
+
+
+@pytest.mark.parametrize("name", MEASURING_CALLS)
+def test_a_helper_reads_only_the_shape_of_what_it_measures(name):
+    """The compiler may keep only the shape of a measured argument (``ShapeOf``)."""
+    helper, args = getattr(helpers, name), MEASURING_CALLS[name]
+    shapes = [ShapeOf(a) if k in helpers.measured_args(name) else a for k, a in enumerate(args)]
+    np.testing.assert_array_equal(helper(*shapes), helper(*args))

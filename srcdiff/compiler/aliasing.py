@@ -11,16 +11,10 @@ are (the backward pass restores written elements in place, and views see that).
 import operator
 
 import gast
-import numpy as np
 
+from ..rules import traits_of
 from . import syntax as S
 from .analysis import Kind
-
-# NumPy functions (array methods are normalised to these) whose result can share
-# the memory of their first argument.
-VIEWS = {np.reshape, np.ravel, np.transpose, np.swapaxes, np.moveaxis, np.squeeze,
-         np.expand_dims, np.asarray, np.asanyarray, np.atleast_1d, np.atleast_2d,
-         np.atleast_3d, np.diagonal, np.broadcast_to, np.real, np.imag}
 
 
 def check_views(facts, source_map):
@@ -70,7 +64,7 @@ def _viewed(value, op):
     if not isinstance(first, gast.Name):
         return None
     if op.kind is Kind.COPY or op.kind is Kind.PRIMITIVE and (
-            op.fn in VIEWS or op.fn is operator.getitem and _basic(value.slice)):
+            traits_of(op.fn).view or op.fn is operator.getitem and _basic(value.slice)):
         return first.id
     return None
 

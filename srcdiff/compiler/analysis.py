@@ -22,10 +22,7 @@ BINOPS = {gast.Add: np.add, gast.Sub: np.subtract, gast.Mult: np.multiply,
           gast.Mod: np.remainder, gast.FloorDiv: np.floor_divide}
 UNARY = {gast.USub: np.negative, gast.UAdd: np.positive}
 
-# Builtins that never carry a gradient (their results are ints, bools, strings).
-_NONDIFF_BUILTINS = {len, range, int, bool, isinstance, print, type, str, repr, id, hash,
-                     round, enumerate, zip, callable, hasattr, getattr, tuple, list, sorted}
-# Builtins on numbers that are NumPy primitives in disguise.
+# Builtins on numbers that are NumPy primitives in disguise, as operators are.
 _BUILTIN_PRIMITIVES = {abs: np.absolute, max: np.maximum, min: np.minimum}
 
 
@@ -72,7 +69,7 @@ class Describer:
     def __call__(self, value):
         if isinstance(value, gast.Name):
             return Op(Kind.COPY, [value])
-        if isinstance(value, gast.Constant) or _is_boolean(value):
+        if isinstance(value, gast.Constant) or S.is_boolean(value):
             return NONE
         if isinstance(value, gast.BinOp):
             fn = BINOPS.get(type(value.op))
@@ -112,7 +109,7 @@ class Describer:
             if isinstance(node.func, gast.Name) and node.func.id == "cast":
                 fn = cast
             else:
-                return Op(Kind.UNKNOWN, node.args + list(kwargs.values()),
+                return Op(Kind.UNKNOWN, _elements(node.args + list(kwargs.values())),
                           name=_describe_func(node.func))
         fn = getattr(fn, "__numpy__", fn)  # an sd.* op: its NumPy form
         if fn in SEQUENCE_FORMS and node.args and isinstance(node.args[0], (gast.List,
@@ -121,9 +118,7 @@ class Describer:
             if len(node.args) > 1:
                 kwargs["axis"] = node.args[1]
             return self.primitive(SEQUENCE_FORMS[fn], args, kwargs, node)
-        if fn in _NONDIFF_BUILTINS:
-            return NONE
-        if fn in (np.split, np.array_split):  # several results: see reverse_unpack
+        if rules.traits_of(fn).splits is not None:  # several results: see reverse_unpack
             return Op(Kind.UNKNOWN, node.args[:1], fn=fn, name=rules.registry.primitive_name(fn))
         if fn in _BUILTIN_PRIMITIVES and len(node.args) == (1 if fn is abs else 2):
             return self.primitive(_BUILTIN_PRIMITIVES[fn], node.args, kwargs, node)
@@ -135,7 +130,7 @@ class Describer:
         elif inspect.isfunction(fn) and not _is_library(fn):
             op = Op(Kind.CALL, self.bind(fn, node), fn=fn)
         else:
-            return Op(Kind.UNKNOWN, node.args + list(kwargs.values()), fn=fn,
+            return Op(Kind.UNKNOWN, _elements(node.args + list(kwargs.values())), fn=fn,
                       name=rules.registry.primitive_name(fn))
         op.forward = numpy_form
         return op
@@ -152,6 +147,15 @@ class Describer:
         return inputs
 
 
+def _elements(nodes):
+    """``nodes`` with each list or tuple literal replaced by its elements, at any depth:
+    every value an unmodelled call is given, so that an active one is refused."""
+    out = []
+    for n in nodes:
+        out += _elements(n.elts) if isinstance(n, (gast.List, gast.Tuple)) else [n]
+    return out
+
+
 def _is_library(fn):
     module = getattr(fn, "__module__", "") or ""
     return module.split(".")[0] in ("numpy", "math", "builtins", "scipy")
@@ -160,12 +164,6 @@ def _is_library(fn):
 def _describe_func(func):
     import ast
     return ast.unparse(gast.gast_to_ast(func))
-
-
-def _is_boolean(node):
-    return (isinstance(node, (gast.Compare, gast.BoolOp))
-            or (isinstance(node, gast.UnaryOp) and isinstance(node.op, (gast.Not,
-                                                                        gast.Invert))))
 
 
 # ---------------------------------------------------------------- activity

@@ -18,6 +18,7 @@ from types import MappingProxyType
 import gast
 import numpy as np
 
+from ..rules import traits_of
 from . import syntax as S
 from .analysis import Kind, target_names
 
@@ -108,11 +109,6 @@ def gather(body, params, scalar_params, describe):
 
 # ---------------------------------------------------------------- kinds of values
 
-_SCALAR_FUNCTIONS = {float, int, len}
-_FULL_REDUCTIONS = {np.sum, np.mean, np.prod, np.max, np.min, np.amax, np.amin, np.var,
-                    np.std, np.linalg.norm, np.vdot}
-
-
 def from_math(fn):
     """Whether ``fn`` is one of the ``math`` module's functions (numbers in and out)."""
     return getattr(fn, "__module__", None) == "math" or getattr(fn, "__self__", None) is math
@@ -140,12 +136,12 @@ def _scalar_names(by_name, literal_lists, loop_targets, unpacked, params, scalar
 
     def call_scalar(s, names):
         op = ops[id(s)]
-        fn = op.fn
-        if fn in _FULL_REDUCTIONS and "axis" not in op.kwargs and len(op.inputs) == 1:
+        fn, traits = op.fn, traits_of(op.fn)
+        if traits.reduces and "axis" not in op.kwargs and len(op.inputs) == 1:
             return True
         if isinstance(fn, np.ufunc) and op.inputs and not op.kwargs:  # abs(y), max(a, b)
             return all(scalar(a, names) for a in op.inputs)
-        return fn in _SCALAR_FUNCTIONS or from_math(fn)
+        return traits.number or from_math(fn)
 
     def assigned_scalar(s, names):
         if isinstance(s.value, gast.Call):

@@ -403,7 +403,7 @@ class Normalizer:
             return test
         if isinstance(test, gast.Constant):
             return test
-        if _is_boolean(test):
+        if S.is_boolean(test):
             value = self.inactive(test)
         else:
             value = self.simple(test, hint)
@@ -452,7 +452,7 @@ class Normalizer:
             if isinstance(operand, gast.Constant) and isinstance(node.op, gast.USub):
                 return S.const(-operand.value)
             return gast.UnaryOp(op=node.op, operand=operand)
-        if _is_boolean(node):
+        if S.is_boolean(node):
             return self.inactive(node)
         if isinstance(node, gast.Call):
             return self.call(node, hint)
@@ -551,7 +551,7 @@ class Normalizer:
     def call_arg(self, node, hint):
         if isinstance(node, (gast.List, gast.Tuple)):  # np.stack([a, b]), shapes (2, 3)
             return type(node)(elts=[self.call_arg(e, hint) for e in node.elts], ctx=gast.Load())
-        if _is_boolean(node):
+        if S.is_boolean(node):
             return self.atom(node, "cond")
         return self.atom(node, hint)
 
@@ -594,11 +594,6 @@ def _pairs(target, value):
 
 def _hint(target):
     return target.id if isinstance(target, gast.Name) else "t"
-
-
-def _is_boolean(node):
-    return (isinstance(node, (gast.Compare, gast.BoolOp))
-            or (isinstance(node, gast.UnaryOp) and isinstance(node.op, gast.Not)))
 
 
 def _call_of(node, resolve):

@@ -20,8 +20,9 @@ import operator
 import os
 
 import gast
-import numpy as np
 
+from ..rules import traits_of
+from ..rules.helpers import measured_args
 from . import syntax as S
 from .adjoint_state import (ARITHMETIC, ITEM, OTHER, OWNED, SCATTER, SET, UNSET, Flow,
                             advance, join, own)
@@ -251,7 +252,7 @@ class Reverser:
         if not live:
             return restores
         inputs = [a.id for a in op.inputs if isinstance(a, gast.Name)]
-        split = _SPLITS.get(op.fn) if isinstance(s.value, gast.Call) else None
+        split = traits_of(op.fn).splits if isinstance(s.value, gast.Call) else None
         if op.kind is not Kind.CALL and split is None:
             if set(inputs) & self.active:
                 raise self.no_rule(s, op)
@@ -446,7 +447,7 @@ class Reverser:
         """("add", name, how, dense) for each contribution of live assignment ``s``."""
         op = self.ops[id(s)]
         if isinstance(target, gast.Tuple):
-            split = _SPLITS.get(op.fn) if isinstance(s.value, gast.Call) else None
+            split = traits_of(op.fn).splits if isinstance(s.value, gast.Call) else None
             if split is not None:
                 x = s.value.args[0]
                 return ([("add", x.id, OTHER, OTHER)]
@@ -790,14 +791,6 @@ class _ListItem:
         return S.assign(store, gast.BinOp(left=slot, op=gast.Add(), right=S.copy_node(self.g)))
 
 
-# NumPy functions that cut an array into pieces along an axis (default axis).
-_SPLITS = {np.split: 0, np.array_split: 0}
-
-# Helper arguments that only measure a value (np.shape, np.size): name -> positions.
-_MEASURING = {"unbroadcast": (1,), "unreduce": (1,), "reduced_count": (0, 1),
-              "reshape_like": (1,)}
-
-
 def _shape_only(code, names):
     """The names among ``names`` that the code reads only to measure them."""
     measured, used = set(), set()
@@ -807,7 +800,7 @@ def _shape_only(code, names):
             (measured if measuring else used).add(node.id)
             return
         if isinstance(node, gast.Call) and isinstance(node.func, gast.Name):
-            positions = _MEASURING.get(node.func.id, ())
+            positions = measured_args(node.func.id)
             visit(node.func, False)
             for k, arg in enumerate(node.args):
                 visit(arg, k in positions and isinstance(arg, gast.Name))

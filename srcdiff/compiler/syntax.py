@@ -116,3 +116,12 @@ def loaded_names(node):
 
 def is_atom(node):
     return isinstance(node, (gast.Name, gast.Constant))
+
+
+def is_boolean(node):
+    """Whether ``node`` is a comparison or ``and``/``or``/``not``: its value is a bool,
+    which never carries a gradient, so it is kept whole and needs no adjoint.
+
+    ``~x`` is not one: it is bitwise on ints, and no float has it."""
+    return (isinstance(node, (gast.Compare, gast.BoolOp))
+            or (isinstance(node, gast.UnaryOp) and isinstance(node.op, gast.Not)))

@@ -1,7 +1,8 @@
 """Derivative rules as data: one small NumPy function per primitive input.
 
-Importing this package fills the table; ``rule_of(fn)`` looks a primitive up."""
+Importing this package fills the table; ``rule_of(fn)`` looks a primitive up,
+``traits_of(fn)`` what else is known of it."""
 from . import elementwise, linalg, nn, reductions, shapes  # noqa: F401  (fill the table)
 from .helpers import unbroadcast
-from .registry import (Rule, all_rules, defvjp, defvjp_argnum, is_nondifferentiable,
-                       nondifferentiable, primitive, rule_of)
+from .registry import (Rule, Traits, all_rules, declare, defvjp, defvjp_argnum,
+                       is_nondifferentiable, nondifferentiable, primitive, rule_of, traits_of)

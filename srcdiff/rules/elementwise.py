@@ -1,10 +1,12 @@
-"""Rules of NumPy's arithmetic and transcendental ufuncs (and the math module)."""
+"""Rules of NumPy's arithmetic and transcendental ufuncs (and the math module).
+
+A ufunc's rule is elementwise, so it takes batched adjoints (``defvjp``'s default)."""
 import math
 
 import numpy as np
 
 from .helpers import log_of_base, unbroadcast, where_zero
-from .registry import defvjp, nondifferentiable
+from .registry import declare, defvjp, nondifferentiable
 
 # Arithmetic: each input's adjoint is summed back over broadcast axes.
 defvjp(np.add,
@@ -88,8 +90,10 @@ for _f in (np.deg2rad, np.radians):
 for _f in (np.rad2deg, np.degrees):
     defvjp(_f, lambda g, ans, x: g * (180 / np.pi))
 defvjp(np.conjugate, lambda g, ans, x: np.conj(g))
-defvjp(np.real, lambda g, ans, x: g + 0j if np.iscomplexobj(x) else g)
-defvjp(np.imag, lambda g, ans, x: -1j * g if np.iscomplexobj(x) else np.zeros_like(g))
+# Not ufuncs: views of a complex array's parts.
+defvjp(np.real, lambda g, ans, x: g + 0j if np.iscomplexobj(x) else g, view=True, batches=True)
+defvjp(np.imag, lambda g, ans, x: -1j * g if np.iscomplexobj(x) else np.zeros_like(g),
+       view=True, batches=True)
 
 nondifferentiable(
     np.floor, np.ceil, np.rint, np.round, np.around, np.trunc, np.fix, np.floor_divide,
@@ -133,6 +137,10 @@ defvjp(math.hypot,
 defvjp(math.asinh, lambda g, ans, x: g / math.sqrt(x ** 2 + 1))
 defvjp(math.acosh, lambda g, ans, x: g / math.sqrt(x ** 2 - 1))
 defvjp(math.atanh, lambda g, ans, x: g / (1 - x ** 2))
-defvjp(abs, lambda g, ans, x: g * np.sign(x))
-defvjp(float, lambda g, ans, x: g)  # float(x) of a one-element array: the same number
+# The builtin abs (and max, min of two) is np.absolute to the compiler: no rule of its own.
+defvjp(float, lambda g, ans, x: g, number=True)  # float(x) of a one-element array: the same number
 nondifferentiable(math.floor, math.ceil, math.trunc, round, int, bool, len)
+declare(int, len, number=True)
+# Builtins whose results are ints, bools, strings or None.
+# (Not list, tuple, sorted, zip, enumerate, getattr: they pass values through.)
+nondifferentiable(range, isinstance, print, type, str, repr, id, hash, callable, hasattr)

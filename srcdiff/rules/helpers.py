@@ -6,13 +6,32 @@ still differentiates when it runs on Tensors under an outer tape.
 A vectorised jacobian walks the tape once for all its rows: every adjoint then
 has ``batch_axes()`` leading axes, one entry per row, that the shape helpers
 below (``unbroadcast``, ``unreduce``, ``reshape_like``) keep as they are.
-Which rules cope with such adjoints is listed in ``rules/batching.py``."""
+Which rules cope with such adjoints is their trait ``batches`` (``registry.Traits``).
+
+``@measures(k, ...)`` marks the arguments a helper reads only for their shape
+(``np.shape``, ``.size``): the compiler keeps the shape of such a value for the
+backward pass, not the value."""
 import contextlib
 import threading
 
 import numpy as np
 
 from .registry import defvjp, primitive
+
+def measures(*positions):
+    """Record that the decorated helper reads its arguments at ``positions`` only
+    for their shape, never their values."""
+    def mark(helper):
+        helper.measures = positions
+        return helper
+    return mark
+
+
+def measured_args(name):
+    """The positions of the arguments that helper ``name`` only measures (none if
+    ``name`` is no helper of this module)."""
+    return getattr(globals().get(name), "measures", ())
+
 
 class _Walk(threading.local):
     """Tapes are thread-local, and so are their backward walks."""
@@ -39,6 +58,7 @@ def batched(axes):
         _walk.batch_axes = previous
 
 
+@measures(1)
 def unbroadcast(g, x):
     """Sum ``g`` down to the shape of ``x``, undoing NumPy broadcasting."""
     # Every binary op's adjoint comes here, mostly with nothing to undo: arrays
@@ -62,6 +82,7 @@ def unbroadcast(g, x):
     return np.reshape(g, tuple(gshape[:keep]) + tuple(shape))
 
 
+@measures(1)
 def unreduce(g, x, axis, keepdims):
     """Broadcast the adjoint of a reduction of ``x`` back to ``x``'s shape.
 
@@ -100,11 +121,13 @@ def last_writes(g, index):
     return np.where(slot[index] == order, part, 0)
 
 
+@measures(1)
 def reshape_like(g, x):
     """``g`` reshaped to the shape of ``x``: the adjoint of any reshape of ``x``."""
     return np.reshape(g, np.shape(g)[:batch_axes()] + np.shape(x))
 
 
+@measures(0, 1)
 def reduced_count(x, ans):
     """How many elements of ``x`` were reduced into each element of ``ans``."""
     return getattr(x, "size", 1) // max(getattr(ans, "size", 1), 1)  # numbers have size 1

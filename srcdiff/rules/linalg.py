@@ -7,7 +7,7 @@ from .helpers import (T, dot_lhs, dot_rhs, einsum_adjoint, matmul_lhs, matmul_rh
                       solve_adjoints, tensordot_lhs, tensordot_rhs)
 from .registry import defexpansion, defvjp, defvjp_argnum, nondifferentiable, primitive
 
-defvjp(np.matmul,
+defvjp(np.matmul,  # a ufunc: its rule batches over leading axes, as matmul does
        lambda g, ans, a, b: matmul_lhs(g, a, b),
        lambda g, ans, a, b: matmul_rhs(g, a, b))
 defvjp(np.dot,
@@ -28,8 +28,9 @@ defvjp(np.tensordot,
 defvjp_argnum(np.einsum,
               lambda i, g, ans, subscripts, *operands, **kw:
               einsum_adjoint(i - 1, g, subscripts, operands))
-defvjp(np.linalg.inv, lambda g, ans, x: -T(ans) @ g @ T(ans))
-defvjp(np.linalg.det, lambda g, ans, x: np.expand_dims(g * ans, (-2, -1)) * T(np.linalg.inv(x)))
+defvjp(np.linalg.inv, lambda g, ans, x: -T(ans) @ g @ T(ans), batches=True)
+defvjp(np.linalg.det, lambda g, ans, x: np.expand_dims(g * ans, (-2, -1)) * T(np.linalg.inv(x)),
+       batches=True)
 defvjp(np.linalg.solve,
        lambda g, ans, a, b: solve_adjoints(g, a, b, ans)[0],
        lambda g, ans, a, b: solve_adjoints(g, a, b, ans)[1])

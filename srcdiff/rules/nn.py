@@ -34,9 +34,10 @@ def log_softmax(x, axis=-1):
     return shifted - np.log(np.sum(np.exp(shifted), axis=axis, keepdims=True))
 
 
-defvjp(sigmoid, lambda g, ans, x: g * ans * (1 - ans))
-defvjp(softplus, lambda g, ans, x: g * sigmoid(x))
-defvjp(relu, lambda g, ans, x: where_zero(x > 0, g))
+# Elementwise: their rules take batched adjoints.
+defvjp(sigmoid, lambda g, ans, x: g * ans * (1 - ans), batches=True)
+defvjp(softplus, lambda g, ans, x: g * sigmoid(x), batches=True)
+defvjp(relu, lambda g, ans, x: where_zero(x > 0, g), batches=True)
 defvjp(softmax,
        lambda g, ans, x, axis=-1: ans * (g - np.sum(g * ans, axis=axis, keepdims=True)))
 defvjp(log_softmax,

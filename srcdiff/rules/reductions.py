@@ -1,4 +1,7 @@
-"""Rules of reductions: the adjoint is spread back over the reduced axes."""
+"""Rules of reductions: the adjoint is spread back over the reduced axes.
+
+Spread by ``unreduce``, which keeps leading batch axes: most of these rules batch.
+``reduces=True``: given one array and no axis, the result is a number."""
 import numpy as np
 
 from .helpers import (average_adjoint, average_weights_adjoint, extremum_adjoint, norm_adjoint,
@@ -8,14 +11,14 @@ from .registry import defvjp, primitive
 
 defvjp(np.sum,
        lambda g, ans, x, axis=None, dtype=None, out=None, keepdims=False, **kw:
-       unreduce(g, x, axis, keepdims))
+       unreduce(g, x, axis, keepdims), batches=True, reduces=True)
 # Each scales the small adjoint before spreading it: one full-size array less.
 defvjp(np.mean,
        lambda g, ans, x, axis=None, dtype=None, out=None, keepdims=False, **kw:
-       unreduce(g / reduced_count(x, ans), x, axis, keepdims))
+       unreduce(g / reduced_count(x, ans), x, axis, keepdims), batches=True, reduces=True)
 defvjp(np.prod,
        lambda g, ans, x, axis=None, dtype=None, out=None, keepdims=False, **kw:
-       prod_adjoint(g, ans, x, axis, keepdims))
+       prod_adjoint(g, ans, x, axis, keepdims), batches=True, reduces=True)
 defvjp(np.average,
        lambda g, ans, x, axis=None, weights=None, returned=False, keepdims=False:
        average_adjoint(g, ans, x, axis, weights, keepdims),
@@ -24,15 +27,15 @@ defvjp(np.average,
        average_weights_adjoint(g, ans, x, axis, weights, keepdims))
 for _f in (np.max, np.min, np.amax, np.amin):
     defvjp(_f, lambda g, ans, x, axis=None, out=None, keepdims=False, **kw:
-           extremum_adjoint(g, ans, x, axis, keepdims))
+           extremum_adjoint(g, ans, x, axis, keepdims), batches=True, reduces=True)
 defvjp(np.var,
        lambda g, ans, x, axis=None, dtype=None, out=None, ddof=0, keepdims=False, **kw:
        unreduce(g * 2 / (reduced_count(x, ans) - ddof), x, axis, keepdims)
-       * (x - np.mean(x, axis=axis, keepdims=True)))
+       * (x - np.mean(x, axis=axis, keepdims=True)), batches=True, reduces=True)
 defvjp(np.std,
        lambda g, ans, x, axis=None, dtype=None, out=None, ddof=0, keepdims=False, **kw:
        unreduce(g / (ans * (reduced_count(x, ans) - ddof)), x, axis, keepdims)
-       * (x - np.mean(x, axis=axis, keepdims=True)))
+       * (x - np.mean(x, axis=axis, keepdims=True)), batches=True, reduces=True)
 defvjp(np.cumsum,
        lambda g, ans, x, axis=None, **kw:
        np.reshape(np.flip(np.cumsum(np.flip(g, axis), axis), axis), np.shape(x)))
@@ -52,7 +55,8 @@ def logsumexp(x, axis=None, keepdims=False):
 
 defvjp(logsumexp,
        lambda g, ans, x, axis=None, keepdims=False:
-       unreduce(g, x, axis, keepdims) * np.exp(x - unreduce(ans, x, axis, keepdims)))
+       unreduce(g, x, axis, keepdims) * np.exp(x - unreduce(ans, x, axis, keepdims)),
+       batches=True)
 
 
 @primitive
@@ -63,7 +67,7 @@ def norm(x, axis=None, keepdims=False):
 
 defvjp(norm,
        lambda g, ans, x, axis=None, keepdims=False:
-       unreduce(g / ans, x, axis, keepdims) * np.conj(x))
+       unreduce(g / ans, x, axis, keepdims) * np.conj(x), batches=True)
 defvjp(np.linalg.norm,
        lambda g, ans, x, ord=None, axis=None, keepdims=False:
-       norm_adjoint(g, ans, x, ord, axis, keepdims))
+       norm_adjoint(g, ans, x, ord, axis, keepdims), batches=True, reduces=True)

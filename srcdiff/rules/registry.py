@@ -8,9 +8,12 @@ tape's backward step; run on Tensors under an outer tape it is itself recorded
 """
 
 import functools
+import typing
+
+import numpy as np
 
 _VJPS = {}
-_NONDIFF = set()
+_TRAITS = {}
 _EXPANSIONS = {}
 
 # Each @primitive wrapper -> the function it wraps: what ``apply`` runs on arrays.
@@ -42,6 +45,11 @@ class Rule:
             return functools.partial(self.argnum_vjp, i)
         return self.vjps[i] if i < len(self.vjps) else None
 
+    @property
+    def traits(self):
+        """The :class:`Traits` of this rule's primitive."""
+        return traits_of(self.primitive)
+
     def __repr__(self):
         return f"<Rule {self.name}>"
 
@@ -56,23 +64,73 @@ def primitive_name(fn):
     return f"{module}.{name}"
 
 
-def defvjp(primitive, *vjps):
-    """Register the vjps of ``primitive``, one per positional input.
+class Traits(typing.NamedTuple):
+    """What the compiler and the tape may assume about a primitive beyond its rule.
 
-    ``None`` marks an input with no gradient (an index, a condition)."""
+    One record per function, kept apart from its rule so that a rule registered
+    later (``sd.register_gradient``) leaves the facts about the function standing.
+    Each is recorded where the primitive's rule is registered, and tested on sample
+    inputs (``tests/test_rules.py``, ``tests/test_jacobian_vectorised.py``)."""
+
+    view: bool = False
+    """Its result may share memory with its first argument (a write into one
+    changes the other), so the compiler refuses to read it after such a write."""
+    batches: bool = False
+    """Its vjps accept adjoints with ``helpers.batch_axes()`` leading axes and give
+    the same as row by row: they touch the adjoint only by right-aligned broadcasting,
+    negative axes and the helpers that keep batch axes.  A fact about the rule, so
+    registering another rule resets it; leaving it out costs time, never correctness."""
+    reduces: bool = False
+    """Given one array and no axis, it returns a number (a full reduction)."""
+    number: bool = False
+    """It returns a number whatever it is given (``float``, ``len``)."""
+    nondifferentiable: bool = False
+    """Its result never carries a gradient (a comparison, ``floor``, ``len``)."""
+    splits: typing.Optional[int] = None
+    """It cuts its first argument into pieces along this axis unless told another."""
+
+
+_NO_TRAITS = Traits()
+
+
+def declare(*primitives, **facts):
+    """Record ``facts`` (fields of :class:`Traits`) about each of ``primitives``;
+    facts not given keep their recorded value."""
+    for p in primitives:
+        _TRAITS[p] = traits_of(p)._replace(**facts)
+
+
+def traits_of(primitive):
+    """The recorded :class:`Traits` of ``primitive`` (all false if none were)."""
+    try:
+        return _TRAITS.get(primitive, _NO_TRAITS)
+    except TypeError:  # an unhashable callable
+        return _NO_TRAITS
+
+
+def defvjp(primitive, *vjps, batches=None, **facts):
+    """Register the vjps of ``primitive``, one per positional input, and ``facts``
+    about it (see :class:`Traits`).
+
+    ``None`` marks an input with no gradient (an index, a condition).  A ufunc's
+    rule batches unless told otherwise: it is elementwise."""
     _VJPS[primitive] = Rule(primitive, vjps, primitive_name(primitive))
+    if batches is None:
+        batches = isinstance(primitive, np.ufunc)
+    declare(primitive, batches=batches, **facts)
     return primitive
 
 
-def defvjp_argnum(primitive, vjp):
+def defvjp_argnum(primitive, vjp, batches=False, **facts):
     """Register one vjp ``vjp(i, g, ans, *args, **kwargs)`` serving every input."""
     _VJPS[primitive] = Rule(primitive, (), primitive_name(primitive), argnum_vjp=vjp)
+    declare(primitive, batches=batches, **facts)
     return primitive
 
 
 def nondifferentiable(*primitives):
     """Mark functions whose results never carry a gradient (comparisons, floor)."""
-    _NONDIFF.update(primitives)
+    declare(*primitives, nondifferentiable=True)
 
 
 def rule_of(primitive):
@@ -85,18 +143,24 @@ def rule_of(primitive):
 
 
 def is_nondifferentiable(primitive):
-    return primitive in _NONDIFF
+    return traits_of(primitive).nondifferentiable
 
 
 def all_rules():
     return dict(_VJPS)
 
 
-def defexpansion(numpy_fn, expansion):
+def all_traits():
+    """Every primitive with recorded traits, and its :class:`Traits`."""
+    return dict(_TRAITS)
+
+
+def defexpansion(numpy_fn, expansion, **facts):
     """Differentiate ``numpy_fn`` through ``expansion``: the same function written
     with recorded primitives.  For NumPy functions with several results
     (``np.split``, ``np.linalg.slogdet``), which no single tape record can hold."""
     _EXPANSIONS[numpy_fn] = expansion
+    declare(numpy_fn, **facts)
     return expansion
 
 

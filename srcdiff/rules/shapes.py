@@ -8,23 +8,27 @@ from .helpers import (clip_passes, concat_adjoint, diagonal_adjoint, either, inv
                       take_along_axis_adjoint, tile_adjoint, unbroadcast, unindex, where_zero)
 from .registry import defexpansion, defvjp, defvjp_argnum, nondifferentiable, primitive
 
+# view=True: the result may share the first argument's memory (the compiler must know).
+# batches=True: the rule keeps leading batch axes of the adjoint (via reshape_like, say).
 for _f in (np.reshape, np.ravel, np.squeeze, np.expand_dims,
            np.atleast_1d, np.atleast_2d, np.atleast_3d):
-    defvjp(_f, lambda g, ans, x, *args, **kw: reshape_like(g, x))
+    defvjp(_f, lambda g, ans, x, *args, **kw: reshape_like(g, x), view=True, batches=True)
 defvjp(np.transpose,
-       lambda g, ans, x, axes=None: np.transpose(g, inverse_permutation(axes, np.ndim(x))))
-defvjp(np.swapaxes, lambda g, ans, x, axis1, axis2: np.swapaxes(g, axis1, axis2))
+       lambda g, ans, x, axes=None: np.transpose(g, inverse_permutation(axes, np.ndim(x))),
+       view=True)
+defvjp(np.swapaxes, lambda g, ans, x, axis1, axis2: np.swapaxes(g, axis1, axis2), view=True)
 defvjp(np.moveaxis,
-       lambda g, ans, x, source, destination: np.moveaxis(g, destination, source))
-defvjp(np.broadcast_to, lambda g, ans, x, shape, **kw: unbroadcast(g, x))
-defvjp(np.flip, lambda g, ans, x, axis=None: np.flip(g, axis))
-defvjp(np.fliplr, lambda g, ans, x: np.fliplr(g))
-defvjp(np.flipud, lambda g, ans, x: np.flipud(g))
+       lambda g, ans, x, source, destination: np.moveaxis(g, destination, source), view=True)
+defvjp(np.broadcast_to, lambda g, ans, x, shape, **kw: unbroadcast(g, x), view=True,
+       batches=True)
+defvjp(np.flip, lambda g, ans, x, axis=None: np.flip(g, axis), view=True)
+defvjp(np.fliplr, lambda g, ans, x: np.fliplr(g), view=True)
+defvjp(np.flipud, lambda g, ans, x: np.flipud(g), view=True)
 defvjp(np.roll, lambda g, ans, x, shift, axis=None: np.roll(g, np.negative(shift), axis))
 defvjp(np.tile, lambda g, ans, x, reps: tile_adjoint(g, x, reps))
 defvjp(np.triu, lambda g, ans, x, k=0: np.triu(g, k))
 defvjp(np.tril, lambda g, ans, x, k=0: np.tril(g, k))
-defvjp(np.copy, lambda g, ans, x, *args, **kw: g)
+defvjp(np.copy, lambda g, ans, x, *args, **kw: g, batches=True)
 defvjp(operator.getitem, lambda g, ans, x, index: unindex(g, index, x))
 defvjp(np.take, lambda g, ans, x, indices, axis=None, **kw: take_adjoint(g, x, indices, axis))
 defvjp(np.take_along_axis,
@@ -35,16 +39,18 @@ defvjp(np.sort,
 defvjp(np.repeat, lambda g, ans, x, repeats, axis=None: repeat_adjoint(g, x, repeats, axis))
 defvjp(np.pad,
        lambda g, ans, x, pad_width, mode="constant", **kw: pad_adjoint(g, x, pad_width, mode))
-# np.diag builds a matrix from a vector, or takes the diagonal of a matrix.
+# np.diag builds a matrix from a vector, or takes the diagonal (a view) of a matrix.
 defvjp(np.diag,
        lambda g, ans, x, k=0:
-       np.diagonal(g, k) if np.ndim(x) == 1 else diagonal_adjoint(g, x, k, 0, 1))
+       np.diagonal(g, k) if np.ndim(x) == 1 else diagonal_adjoint(g, x, k, 0, 1), view=True)
 defvjp(np.diagonal,
-       lambda g, ans, x, offset=0, axis1=0, axis2=1: diagonal_adjoint(g, x, offset, axis1, axis2))
+       lambda g, ans, x, offset=0, axis1=0, axis2=1: diagonal_adjoint(g, x, offset, axis1, axis2),
+       view=True)
 defvjp(np.where,
        None,
        lambda g, ans, condition, x, y: unbroadcast(where_zero(condition, g), x),
-       lambda g, ans, condition, x, y: unbroadcast(where_zero(np.logical_not(condition), g), y))
+       lambda g, ans, condition, x, y: unbroadcast(where_zero(np.logical_not(condition), g), y),
+       batches=True)
 # clip passes the adjoint at its bounds, as TensorFlow's clip_by_value does.
 # NumPy 2 also spells the bounds min= and max=: the rule reads either spelling.
 defvjp(np.clip,
@@ -53,7 +59,8 @@ defvjp(np.clip,
        lambda g, ans, a, a_min=None, a_max=None, out=None, min=None, max=None:
        unbroadcast(where_zero(a < a_min, g), a_min),
        lambda g, ans, a, a_min=None, a_max=None, out=None, min=None, max=None:
-       unbroadcast(where_zero(a > a_max, g), a_max))
+       unbroadcast(where_zero(a > a_max, g), a_max),
+       batches=True)
 
 
 @primitive
@@ -76,7 +83,7 @@ def cast(x, dtype):
 
 defvjp_argnum(concatenate, lambda i, g, ans, *xs, axis=0: concat_adjoint(i, g, xs, axis))
 defvjp_argnum(stack, lambda i, g, ans, *xs, axis=0: stack_adjoint(i, g, axis))
-defvjp(cast, lambda g, ans, x, dtype: cast(g, np.result_type(x)))
+defvjp(cast, lambda g, ans, x, dtype: cast(g, np.result_type(x)), batches=True)
 
 nondifferentiable(np.zeros, np.ones, np.empty, np.full, np.eye, np.identity,
                   np.arange, np.linspace)
@@ -102,8 +109,8 @@ def split(x, indices_or_sections, axis=0):
     return array_split(x, indices_or_sections, axis)
 
 
-defexpansion(np.array_split, array_split)
-defexpansion(np.split, split)
+defexpansion(np.array_split, array_split, splits=0)
+defexpansion(np.split, split, splits=0)
 defexpansion(np.hsplit, lambda x, sections: split(x, sections, axis=1 if np.ndim(x) > 1 else 0))
 defexpansion(np.vsplit, lambda x, sections: split(x, sections, axis=0))
 
