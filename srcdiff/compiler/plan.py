@@ -49,18 +49,48 @@ class Plan:
     reads_at: dict = field(default_factory=dict)   # the marks it was planned for, closed
 
 
+@dataclass
+class Replay:
+    """How the backward pass replays the forward pass, found as it is emitted: the
+    compiled callee and tape variable of each call, the trip-count variables of the
+    loops it replays that need one (a stack of them for a nested loop)."""
+    calls: dict                                        # id(stmt) -> (unit, tape variable)
+    counters: dict = field(default_factory=dict)       # id(loop) -> trip-count variable
+    counter_stacks: dict = field(default_factory=dict)  # id(loop) -> stack of trip counts
+    loops: set = field(default_factory=set)            # id(loop) of loops it replays
+
+    def tapes(self):
+        return {sid: tape for sid, (_, tape) in self.calls.items()}
+
+    def call_tape(self, s):
+        """The tape variable of a call statement, as a list of at most one name."""
+        return [self.calls[id(s)][1]] if id(s) in self.calls else []
+
+
 class Namer:
-    """Save variables, the same for a (statement, name) on every round of planning."""
+    """Names of the generated code that must be the same on every emission: the
+    adjoint of each value, save variables, a statement's temporaries."""
 
     def __init__(self, names):
         self.names = names
         self.made = {}
 
+    def adjoint(self, name):
+        return self._get(("adjoint", name), "d" + name)
+
+    def adjoints(self):
+        """value name -> adjoint name, for every adjoint named so far."""
+        return {key[1]: made for key, made in self.made.items() if key[0] == "adjoint"}
+
     def stack(self, name):
         return self._get(("stack", name), name + "_stack")
 
     def old(self, s, name):
-        return self._get((id(s), name + "_old"), name + "_old")
+        return self.at(s, name + "_old")
+
+    def at(self, s, hint):
+        """A name for ``hint`` at statement ``s``."""
+        return self._get((id(s), hint), hint)
 
     def _get(self, key, hint):
         if key not in self.made:

@@ -7,16 +7,25 @@ adjoints of the active parameters.  Both are plain NumPy code.
 """
 import copy
 import inspect
+import os
 import weakref
+from dataclasses import dataclass
 
 import gast
 
 from . import syntax as S
+from .aliasing import check_calls_in_place, check_views
+from .analysis import Describer, activity, varied_names
+from .backward import Backward
 from .codegen import Refs, compile_source, to_source
+from .contributions import Contributions, resolve_calls
 from .errors import CompileError
+from .facts import gather
+from .forward import Forward, shape_only
 from .normalize import ExitLowering, Names, Normalizer
+from .optimize import live_names, propagate_copies
 from .parse import parse_function
-from .reverse import Reverser
+from .plan import Namer, Plan, Replay, make_plan
 
 
 class Unit:
@@ -147,34 +156,34 @@ def compile_unit(fn, active, scalars, cache, lifted=()):
                 raise parsed.source_map.error(at, exc.message, exc.hint) from None
             raise
 
-    reverser = Reverser(parsed, node.body, wrt, names, refs, compile_call, scalar_params)
-    forward_code, (backward_code, result) = reverser.run()
+    pair = reverse(parsed, node.body, wrt, names, refs, compile_call, scalar_params)
+    forward_code, backward_code, result = pair.forward, pair.backward, pair.result
     name = fn.__name__
     forward = gast.FunctionDef(
         name=f"{name}_forward", args=copy.deepcopy(node.args), body=forward_code,
         decorator_list=[], returns=None, type_comment=None, type_params=[])
-    outputs = reverser.outputs
+    outputs = pair.outputs
     unpack = []
     if len(outputs) == 1:
-        d_out = (reverser.adjoint(outputs[0].id) if isinstance(outputs[0], gast.Name)
+        d_out = (pair.namer.adjoint(outputs[0].id) if isinstance(outputs[0], gast.Name)
                  else names.fresh("d_out"))
     else:  # several results: their adjoints arrive as one tuple
         d_out = names.fresh("d_results")
         seen = set()
         for k, out in enumerate(outputs):
-            if not isinstance(out, gast.Name) or out.id not in reverser.active:
+            if not isinstance(out, gast.Name) or out.id not in pair.active:
                 continue
             part = S.expr(f"{d_out}[{k}]")
-            d = reverser.adjoint(out.id)
+            d = pair.namer.adjoint(out.id)
             value = part if out.id not in seen else S.expr(f"{d} + {d_out}[{k}]")
             unpack.append(S.assign(d, value))
             seen.add(out.id)
-    tape_names = reverser.tape_names
+    tape_names = pair.tape_names
     if tape_names:
         target = gast.Tuple(elts=[S.name(n, gast.Store()) for n in tape_names], ctx=gast.Store())
         # The backward pass pops stacks and restores written elements: it works on
         # copies, so a tape can be replayed (persistent tapes, Jacobian rows).
-        copies = [S.assign(n, S.expr(f"{n}.copy()")) for n in reverser.consumed()]
+        copies = [S.assign(n, S.expr(f"{n}.copy()")) for n in pair.consumed]
         unpack[:0] = [gast.Assign(targets=[target], value=S.name("tape"),
                                   type_comment=None)] + copies
     body = unpack + backward_code + [gast.Return(value=result)]
@@ -192,10 +201,79 @@ def compile_unit(fn, active, scalars, cache, lifted=()):
     mutated = tuple(i for i, p in enumerate(params) if p in written)
     unit = Unit(name, scope[forward.name], scope[backward.name], source, params, wrt, fn,
                 dependencies, mutated)
-    unit.callees = tuple(callee for callee, _ in reverser.calls.values())
-    unit.unconnected = reverser.unconnected
+    unit.callees = tuple(callee for callee, _ in pair.calls.values())
+    unit.unconnected = pair.unconnected
     unit.several = len(outputs) > 1  # it returns a tuple
     return unit
+
+
+@dataclass
+class Pair:
+    """The reverse pass's records: the forward and backward statements and what the
+    unit around them needs to know."""
+    forward: list        # the forward pass's statements, returning (result, tape)
+    backward: list       # the backward pass's statements
+    result: object       # the expression the backward pass returns
+    outputs: list        # the function's results (names or constants)
+    active: set          # the names that get adjoints
+    namer: Namer         # the adjoint of each name
+    tape_names: list     # what the tape holds, in order
+    consumed: list       # tape values the backward pass changes in place (copied first)
+    calls: dict          # id(call statement) -> (compiled callee, tape variable)
+    unconnected: tuple   # active parameters the result does not depend on
+
+
+CHECKS = os.environ.get("SRCDIFF_CHECKS") == "1"
+
+
+def reverse(parsed, body, wrt, names, refs, compile_call, scalar_params):
+    """The forward and backward passes of a normalised ``body``: facts, activity and
+    aliasing checks, calls compiled, a draft backward pass whose marks are planned
+    for, the final backward pass, then the forward pass that keeps what it reads."""
+    source_map = parsed.source_map
+    ret = body[-1] if body and isinstance(body[-1], gast.Return) else None
+    if ret is None or ret.value is None:
+        raise source_map.error(parsed.node, "the function must end by returning a value "
+                                            "to differentiate")
+    outputs = ret.value.elts if isinstance(ret.value, gast.Tuple) else [ret.value]
+    facts = gather(body, parsed.params, scalar_params, Describer(parsed.resolve, source_map))
+    active = activity(facts, wrt) | set(wrt)
+    check_views(facts, source_map)
+    check_calls_in_place(facts, varied_names(facts, wrt), source_map)
+    namer = Namer(names)
+    calls, tuples = resolve_calls(facts, active, compile_call, names)
+    sequences = facts.packs | tuples
+    replay = Replay(calls)
+    forward = Forward(facts, replay, refs)
+    contributions = Contributions(facts, active, sequences, calls, refs, namer)
+    backward = Backward(facts, active, wrt, sequences, contributions, replay, namer,
+                        source_map, forward.computation)
+    backward.emit(Plan(), outputs)  # a draft: its marks say what the adjoints read
+    marks = backward.marks()
+    for _ in range(3):
+        plan = make_plan(facts, marks, replay.tapes(), namer)
+        code, result = backward.emit(plan, outputs)
+        unplanned = {name: at - plan.reads_at.get(name, set())
+                     for name, at in backward.reads_at.items() if name in facts.primal}
+        if not any(unplanned.values()):
+            break
+        # the plan models every read its restores add: this is a bug, made safe
+        if CHECKS:
+            raise AssertionError("srcdiff internal error: reads the plan did not foresee: "
+                                 f"{sorted(n for n, at in unplanned.items() if at)}")
+        for name, at in backward.reads_at.items():
+            marks.reads_at.setdefault(name, set()).update(at)
+    else:
+        raise AssertionError("srcdiff internal error: the backward pass kept reading values "
+                             "the plan did not save")
+    adjoints = set(namer.adjoints().values())
+    propagate_copies(code, adjoints - {namer.adjoint(p) for p in wrt})
+    # the tape: what the backward pass reads before it assigns it (a loop's counter,
+    # say, is its own)
+    live = (live_names(code) & facts.primal) - adjoints
+    forward_code = forward.body(plan, ret, live, shape_only(code, live))
+    return Pair(forward_code, code, result, outputs, active, namer, forward.tape_names,
+                forward.consumed(), calls, backward.unconnected)
 
 
 def _lift(node, lifted, names):

@@ -1,0 +1,250 @@
+"""What the adjoint of one statement contributes to the adjoints of its inputs.
+
+For an assignment ``x = f(a, b, ...)`` reached with ``g``, the adjoint of x, and
+``ans``, the name holding x's new value, :meth:`Contributions.of` returns the
+statements to run first (a callee's backward call) and a ``(name, expression)``
+pair per active input: the derivative rule of f inlined with names substituted,
+broadcasting undone only where it can have happened.  The expressions depend on
+the statement alone, never on adjoint states, so the emitter and the adjoint-state
+dataflow see the same contributions.
+
+Calls of user functions are resolved first (:func:`resolve_calls`): each one whose
+result is active is compiled with its active arguments, and its tape variable named.
+"""
+import operator
+
+import gast
+
+from . import syntax as S
+from .adjoint_state import ARITHMETIC, ITEM, OTHER, SCATTER
+from .analysis import Kind, target_names
+from .inline import rule_syntax
+
+
+def resolve_calls(facts, active, compile_call, names):
+    """id(statement) -> (compiled unit, tape variable) for each call of a user function
+    whose result is active, compiled with its active arguments; and the names that
+    hold a tuple of results (``t = f(x)``, read back as ``t[k]``)."""
+    calls, tuples = {}, set()
+    for s in reversed(facts.assigns):  # the order the backward pass meets them
+        op = facts.ops[id(s)]
+        targets = target_names(s.targets[0])
+        if op.kind is not Kind.CALL or not set(targets) & active:
+            continue
+        mask = tuple(isinstance(a, gast.Name) and a.id in active for a in op.inputs)
+        numbers = tuple(_is_number(facts, a) for a in op.inputs)
+        unit = compile_call(op.fn, mask, numbers, s)
+        calls[id(s)] = (unit, names.fresh(targets[0] + "_tape"))
+        if unit.several and isinstance(s.targets[0], gast.Name):
+            tuples.add(s.targets[0].id)  # t[k]'s adjoint is the k-th of a list
+    return calls, tuples
+
+
+def _is_number(facts, node):
+    if isinstance(node, gast.Constant):
+        return isinstance(node.value, (int, float)) and not isinstance(node.value, bool)
+    return isinstance(node, gast.Name) and node.id in facts.scalars
+
+
+class Contributions:
+    def __init__(self, facts, active, sequences, calls, refs, namer):
+        self.active = active
+        self.sequences = sequences  # names holding lists, whose adjoints are lists
+        self.calls = calls
+        self.refs = refs
+        self.namer = namer
+        self.scalars, self.ints = facts.scalars, facts.ints
+
+    def reads_answer(self, op):
+        """Whether the adjoint of ``op`` reads its result (a call's reads its own tape)."""
+        if op.kind is not Kind.PRIMITIVE:
+            return False
+        return any(vjp is not None and "ans" in rule_syntax(vjp).reads()
+                   for vjp in map(op.rule.vjp, range(len(op.inputs))))
+
+    def of(self, s, op, g, ans):
+        """(statements to run first, [(name, adjoint expression)]) for the statement's
+        active inputs."""
+        if op.kind is Kind.CALL:
+            return self.call(s, op, g)
+        return [], self.input_adjoints(s, op, g, ans)
+
+    def input_adjoints(self, s, op, g, ans):
+        """(name, adjoint expression) for each active input of a statement that is not
+        a call of a compiled function."""
+        out = []
+        if op.kind is Kind.COPY:
+            (a,) = op.inputs
+            if a.id in self.active:
+                out.append((a.id, g))
+            return out
+        if op.kind is Kind.PACK:  # seq = [a, b]: the adjoint of seq is the list [da, db]
+            return [(a.id, gast.Subscript(value=g, slice=S.const(k), ctx=gast.Load()))
+                    for k, a in enumerate(op.inputs)
+                    if isinstance(a, gast.Name) and a.id in self.active]
+        if op.kind is not Kind.PRIMITIVE:
+            return out
+        if op.fn is operator.getitem and getattr(op.inputs[0], "id", None) in self.sequences:
+            return [(op.inputs[0].id, _ListItem(op.inputs[1], g))]
+        result_scalar = all(self.is_scalar(a) for a in op.inputs)
+        for i, a in enumerate(op.inputs):
+            names = ([a] if isinstance(a, gast.Name) else [])
+            if not names or a.id not in self.active:
+                continue
+            if op.fn is operator.getitem and i == 1:
+                continue
+            user_rule = getattr(op.fn, "srcdiff_user_rule", None)
+            if user_rule is not None:
+                expr = gast.Call(func=self.refs.helper("unbroadcast"), keywords=[],
+                                 args=[self.user_rule(user_rule, i, g, ans, op), S.name(a.id)])
+            else:
+                vjp = op.rule.vjp(i)
+                if vjp is None:
+                    continue
+                syntax = rule_syntax(vjp)
+                self.refs.bind_globals(syntax)
+                inputs = op.inputs if op.fn is not operator.getitem else [
+                    op.inputs[0], _index_value(op.inputs[1])]
+                expr = syntax.inline(i, g, ans, inputs, op.kwargs)
+            others = [b for k, b in enumerate(op.inputs) if k != i]
+            expr = _simplify(expr, lambda v: self.same_shape(v, a, others, result_scalar))
+            if op.fn is operator.getitem:
+                expr = _Scatter(op.inputs[1], g, expr)
+            out.append((a.id, expr))
+        return out
+
+    def user_rule(self, rule, i, g, ans, op):
+        """Input ``i``'s adjoint from a rule given to ``sd.register_gradient``: its
+        returned expression inlined, or a call when it is more than one statement."""
+        several = len(op.inputs) > 1
+        try:
+            syntax = rule_syntax(rule)
+        except LookupError:
+            call = gast.Call(func=self.refs.bind(rule, rule.__name__),
+                             args=[g, ans] + list(op.inputs), keywords=[
+                                 gast.keyword(arg=k, value=v) for k, v in op.kwargs.items()])
+            return gast.Subscript(value=call, slice=S.const(i), ctx=gast.Load()) if several else call
+        self.refs.bind_globals(syntax)
+        body = syntax.inline(i, g, ans, op.inputs, op.kwargs)
+        if isinstance(body, gast.Tuple):
+            return body.elts[i]
+        return gast.Subscript(value=body, slice=S.const(i), ctx=gast.Load()) if several else body
+
+    def is_scalar(self, node):
+        if isinstance(node, gast.Constant):
+            return isinstance(node.value, (int, float)) and not isinstance(node.value, bool)
+        return isinstance(node, gast.Name) and node.id in self.scalars
+
+    def same_shape(self, v, a, others, result_scalar):
+        """Whether ``unbroadcast(e, v)`` is the identity here (no broadcasting into v)."""
+        if not (isinstance(v, gast.Name) and v.id == a.id):
+            return False
+        if self.is_scalar(a) and result_scalar:
+            return True
+        return all(self.is_scalar(b) for b in others)
+
+    def call(self, s, op, g):
+        unit, tape = self.calls[id(s)]
+        backward = self.refs.bind(unit.backward, unit.name + "_backward")
+        adjoint = gast.Call(func=backward, args=[S.name(tape), g], keywords=[])
+        active = [a for a in op.inputs if isinstance(a, gast.Name) and a.id in self.active]
+        # an input the callee's result does not depend on gets None from it: no contribution
+        connected = [(k, a) for k, (a, p) in enumerate(zip(active, unit.wrt))
+                     if p not in unit.unconnected]
+        if not connected:
+            return [], []
+        if len(active) == 1:
+            return [], [(active[0].id, adjoint)]
+        results = self.namer.at(s, "d_" + unit.name)
+        return [S.assign(results, adjoint)], [
+            (a.id, gast.Subscript(value=S.name(results), slice=S.const(k), ctx=gast.Load()))
+            for k, a in connected]
+
+    def is_basic(self, index):
+        """Whether ``x[index]`` names each element at most once (ints and slices)."""
+        if isinstance(index, gast.Tuple):
+            return all(self.is_basic(e) for e in index.elts)
+        if isinstance(index, gast.Slice):
+            return True  # a slice never names an element twice, whatever its bounds
+        if isinstance(index, gast.Constant):
+            return index.value is None or isinstance(index.value, int)
+        return isinstance(index, gast.Name) and index.id in self.ints
+
+
+class _Scatter:
+    """The adjoint of ``x[index]``: added in place when ``dx`` is an array of our own."""
+
+    def __init__(self, index, g, dense):
+        self.index = index
+        self.g = g
+        self.dense = dense  # the rule's expression: a new array
+
+    def in_place(self, d, basic):
+        target = gast.Subscript(value=S.name(d), slice=S.copy_node(self.index),
+                                ctx=gast.Store())
+        if basic:
+            return gast.AugAssign(target=target, op=gast.Add(), value=S.copy_node(self.g))
+        return gast.Expr(value=gast.Call(func=S.expr("np.add.at"), args=[
+            S.name(d), _index_value(S.copy_node(self.index)), S.copy_node(self.g)],
+            keywords=[]))
+
+
+class _ListItem:
+    """The adjoint of ``seq[index]`` for a list ``seq``: added into its slot of ``dseq``."""
+
+    def __init__(self, index, g):
+        self.index = index
+        self.g = g
+
+    def add_to(self, d):
+        slot = gast.Subscript(value=S.name(d), slice=S.copy_node(self.index), ctx=gast.Load())
+        store = gast.Subscript(value=S.name(d), slice=S.copy_node(self.index),
+                               ctx=gast.Store())
+        return S.assign(store, gast.BinOp(left=slot, op=gast.Add(), right=S.copy_node(self.g)))
+
+
+def _index_value(index):
+    """An index as a value a rule can take (``1:3`` -> ``slice(1, 3, None)``)."""
+    if isinstance(index, gast.Slice):
+        return gast.Call(func=S.name("slice"), keywords=[], args=[
+            S.const(None) if p is None else p for p in (index.lower, index.upper, index.step)])
+    if isinstance(index, gast.Tuple):
+        return gast.Tuple(elts=[_index_value(e) for e in index.elts], ctx=gast.Load())
+    return index
+
+
+def _simplify(expr, same_shape):
+    """Drop ``unbroadcast(e, v)`` where no broadcasting happened; fold constants."""
+    class Simplify(gast.NodeTransformer):
+        def visit_Call(self, node):
+            self.generic_visit(node)
+            if (isinstance(node.func, gast.Name) and node.func.id == "unbroadcast"
+                    and len(node.args) == 2 and same_shape(node.args[1])):
+                return node.args[0]
+            return node
+
+        def visit_BinOp(self, node):
+            self.generic_visit(node)
+            if (isinstance(node.op, gast.Pow) and isinstance(node.right, gast.Constant)
+                    and node.right.value == 1):
+                return node.left
+            if isinstance(node.left, gast.Constant) and isinstance(node.right, gast.Constant):
+                try:
+                    value = eval(compile(gast.gast_to_ast(gast.Expression(body=node)),
+                                         "<fold>", "eval"))
+                except Exception:
+                    return node
+                if isinstance(value, (int, float)) and not isinstance(value, bool):
+                    return S.const(value)
+            return node
+
+    return Simplify().visit(expr)
+
+
+def how(expr):
+    """How a contribution changes its adjoint's state: (how, dense), see adjoint_state."""
+    if isinstance(expr, _ListItem):
+        return ITEM, OTHER
+    if isinstance(expr, _Scatter):
+        return SCATTER, how(expr.dense)[0]
+    return (ARITHMETIC if isinstance(expr, (gast.BinOp, gast.UnaryOp)) else OTHER), OTHER

@@ -1,0 +1,176 @@
+"""The forward pass: the function's statements, with the saves a plan asks for.
+
+Built from records only: the Facts, the Plan, the Replay the backward pass left
+(trip counters of the loops it replays, calls with their tapes) and what the
+backward pass reads before assigning it (``live``), some of it only by shape.
+
+Invariants: every stack exists before its first push and every save variable that
+a branch may skip exists as None; a replayed loop counts its trips (onto a stack,
+per outer iteration, when nested); the function returns ``(result, tape)``, the
+tape holding exactly ``tape_names``, each value whole or, if the backward pass only
+measures it, as its shape.
+"""
+import copy
+
+import gast
+
+from ..rules.helpers import measured_args
+from . import syntax as S
+from .analysis import Kind, target_names
+from .runtime import shape_of
+
+
+class Forward:
+    def __init__(self, facts, replay, refs):
+        self.facts = facts
+        self.replay = replay
+        self.refs = refs
+        self.plan = None
+        self.measured = frozenset()  # values the backward pass only measures
+        self.tape_names = []
+
+    def body(self, plan, ret, live, measured):
+        """The forward pass for ``plan``, returning ``ret``'s value and a tape of the
+        ``live`` values (those in ``measured`` by their shapes)."""
+        self.plan, self.measured = plan, measured
+        code = [S.assign(n, S.const(None)) for n in plan.init_none]
+        code += [S.assign(v, gast.List(elts=[], ctx=gast.Load())) for v in plan.stacks]
+        code += [S.assign(v, gast.List(elts=[], ctx=gast.Load()))
+                 for v in self.replay.counter_stacks.values()]
+        code += self.block(self.facts.body[:-1])
+        extra = [v for _, v in plan.saves.values()]
+        extra += list(self.replay.counters.values()) + list(self.replay.counter_stacks.values())
+        extra += list(self.replay.tapes().values())
+        tape = self.tape_names = list(dict.fromkeys(sorted(live) + extra))
+        # a value saved for the backward pass may come from a branch not taken: define it
+        definite = set(self.facts.params) | {
+            st.targets[0].id for st in self.facts.body if isinstance(st, gast.Assign)
+            and isinstance(st.targets[0], gast.Name)}
+        top = {id(st) for st in self.facts.body}  # a save inside an if may not run: not definite
+        definite |= {v for k, (kind, v) in plan.saves.items() if kind == "name" and k in top}
+        missing = [n for n in tape if n not in definite and n not in plan.init_none
+                   and n not in plan.stacks and n not in self.replay.counter_stacks.values()]
+        code = [S.assign(n, S.const(None)) for n in missing] + code
+        tape_value = gast.Tuple(elts=[self.kept(n) for n in self.tape_names], ctx=gast.Load())
+        result = S.copy_node(ret.value)
+        code.append(gast.Return(value=gast.Tuple(elts=[result, tape_value], ctx=gast.Load())))
+        return code
+
+    def consumed(self):
+        """What the backward pass changes in place: its stacks, and arrays whose
+        overwritten elements it restores."""
+        stacks = [v for v in self.tape_names if v in self.plan.stacks
+                  or v in self.replay.counter_stacks.values()]
+        written = sorted({name for (_, name), (kind, _) in self.plan.saves.items()
+                          if name in self.facts.written and name in self.tape_names})
+        return stacks + written
+
+    def kept(self, name):
+        """What the forward pass keeps of ``name``: the value, or only its shape.
+
+        An argument the function never rebinds is kept whole: the caller holds it
+        anyway, and measuring it would cost time and save no memory."""
+        if name in self.measured and name not in self.facts.scalars and name not in self.facts.held:
+            return gast.Call(func=self.refs.bind(shape_of, "shape_of"), args=[S.name(name)],
+                             keywords=[])
+        return S.name(name)
+
+    def block(self, stmts):
+        code = []
+        for s in stmts:
+            code.extend(self.stmt(s))
+        return code or [gast.Pass()]
+
+    def stmt(self, s):
+        plan = self.plan
+        pre = []
+        if isinstance(s, gast.Assign):
+            target = s.targets[0]
+            for name in target_names(target) + self.replay.call_tape(s):
+                save = plan.saves.get((id(s), name))
+                if save is None:
+                    continue
+                if isinstance(target, gast.Subscript):  # keep the elements about to change
+                    value = gast.Call(func=gast.Attribute(value=gast.Subscript(
+                        value=S.name(name), slice=S.copy_node(target.slice),
+                        ctx=gast.Load()), attr="copy", ctx=gast.Load()), args=[], keywords=[])
+                else:
+                    value = self.kept(name)
+                pre.append(_save(save[0], save[1], value))
+        if isinstance(s, gast.Assign):
+            if id(s) in self.replay.calls:
+                stmt = S.copy_node(s)
+                unit, tape = self.replay.calls[id(s)]
+                forward = self.refs.bind(unit.forward, unit.name + "_forward")
+                stmt.value.func = forward
+                # the callee's tape keeps its arguments: one this function writes into
+                # later must be a snapshot (unless the callee itself writes into it)
+                stmt.value.args = [S.expr(f"{a.id}.copy()") if isinstance(a, gast.Name)
+                                   and a.id in self.facts.written and k not in unit.mutated else a
+                                   for k, a in enumerate(stmt.value.args)]
+                stmt.targets = [gast.Tuple(elts=[S.copy_node(s.targets[0]),
+                                                 S.name(tape, gast.Store())], ctx=gast.Store())]
+                return pre + [stmt]
+            return pre + [self.computation(s)]
+        if isinstance(s, gast.If):
+            return [gast.If(test=S.copy_node(s.test), body=self.block(s.body),
+                            orelse=self.block(s.orelse) if s.orelse else [])]
+        if isinstance(s, (gast.For, gast.While)):
+            counter = self.replay.counters.get(id(s)) if id(s) in self.replay.loops else None
+            body = self.block(s.body)
+            if body == [gast.Pass()]:
+                body = []
+            code = []
+            save = plan.saves.get((id(s), getattr(getattr(s, "target", None), "id", None)))
+            if save is not None:
+                code.append(_save(save[0], save[1], self.kept(s.target.id)))
+            if counter is not None:
+                code.append(S.assign(counter, S.const(0)))
+                body = [S.stmt(f"{counter} += 1")] + body
+            loop = copy.copy(s)
+            loop.body = body or [gast.Pass()]
+            code.append(loop)
+            if counter is not None and id(s) in self.replay.counter_stacks:
+                code.append(S.stmt(f"{self.replay.counter_stacks[id(s)]}.append({counter})"))
+            return code
+        return [S.copy_node(s)]
+
+    def computation(self, s):
+        """Assignment ``s`` as the generated code runs it: an ``sd.*`` op as NumPy."""
+        stmt = S.copy_node(s)
+        op = self.facts.ops[id(s)]
+        if isinstance(stmt.value, gast.Call) and op.kind is not Kind.CALL and op.forward:
+            stmt.value.func = self.refs.function_expr(op.forward)
+        return stmt
+
+
+def _save(kind, var, value):
+    if kind == "stack":
+        return gast.Expr(value=gast.Call(func=gast.Attribute(value=S.name(var), attr="append",
+                                                             ctx=gast.Load()),
+                                         args=[value], keywords=[]))
+    return S.assign(var, value)
+
+
+def shape_only(code, names):
+    """The names among ``names`` that the code reads only to measure them."""
+    measured, used = set(), set()
+
+    def visit(node, measuring):
+        if isinstance(node, gast.Name) and isinstance(node.ctx, gast.Load):
+            (measured if measuring else used).add(node.id)
+            return
+        if isinstance(node, gast.Call) and isinstance(node.func, gast.Name):
+            positions = measured_args(node.func.id)
+            visit(node.func, False)
+            for k, arg in enumerate(node.args):
+                visit(arg, k in positions and isinstance(arg, gast.Name))
+            for kw in node.keywords:
+                visit(kw.value, False)
+            return
+        for child in gast.iter_child_nodes(node):
+            visit(child, False)
+
+    for stmt in code:
+        visit(stmt, False)
+    return (measured - used) & set(names)
