@@ -221,6 +221,8 @@ class Pair:
     consumed: list       # tape values the backward pass changes in place (copied first)
     calls: dict          # id(call statement) -> (compiled callee, tape variable)
     unconnected: tuple   # active parameters the result does not depend on
+    facts: object        # the Facts of the normalised body
+    plan: Plan           # what the forward pass saves
 
 
 CHECKS = os.environ.get("SRCDIFF_CHECKS") == "1"
@@ -273,7 +275,7 @@ def reverse(parsed, body, wrt, names, refs, compile_call, scalar_params):
     live = (live_names(code) & facts.primal) - adjoints
     forward_code = forward.body(plan, ret, live, shape_only(code, live))
     return Pair(forward_code, code, result, outputs, active, namer, forward.tape_names,
-                forward.consumed(), calls, backward.unconnected)
+                forward.consumed(), calls, backward.unconnected, facts, plan)
 
 
 def _lift(node, lifted, names):
