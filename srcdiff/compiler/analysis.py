@@ -168,20 +168,6 @@ def _describe_func(func):
 
 # ---------------------------------------------------------------- activity
 
-def assignments(body):
-    """Every assignment (and return) in ``body``, in order, at any depth."""
-    for s in body:
-        if isinstance(s, gast.Assign):
-            yield s
-        elif isinstance(s, gast.Return):
-            yield s
-        elif isinstance(s, (gast.If,)):
-            yield from assignments(s.body)
-            yield from assignments(s.orelse)
-        elif isinstance(s, (gast.For, gast.While)):
-            yield from assignments(s.body)
-
-
 def target_names(target):
     """The names an assignment target binds (``x``, ``x[i]`` -> x, ``a, b``)."""
     if isinstance(target, gast.Subscript):

@@ -403,7 +403,7 @@ class Backward:
 
     def counter(self, s):
         """The trip-count variable of a loop that needs one (while, or for with break)."""
-        if isinstance(s, gast.For) and not _breaks(s):
+        if isinstance(s, gast.For) and id(s) not in self.facts.breaking:
             return None
         if id(s) not in self.replay.counters:
             counter = self.replay.counters[id(s)] = self.namer.at(s, "n_iterations")
@@ -453,10 +453,3 @@ def _is_comment(s):
 
 def _has_code(stmts):
     return any(not isinstance(s, gast.Pass) and not _is_comment(s) for s in stmts)
-
-
-def _breaks(loop):
-    for n in gast.walk(loop):
-        if isinstance(n, gast.Break):
-            return True
-    return False

@@ -30,11 +30,16 @@ class Facts:
     assigns: tuple          # every Assign, in forward order, at any depth
     ops: MappingProxyType   # id(assign) -> its Op
     statements: MappingProxyType  # id(statement) -> the statement, at any depth
+    in_order: tuple         # every statement, in forward (pre-)order: a compound before
+                            # the statements inside it
+    extent: MappingProxyType    # id(statement) -> how many statements it spans, itself
+                                # included: those from its place in ``order`` on
     order: MappingProxyType     # id(statement) -> place in forward order
     loops_of: MappingProxyType  # id(statement) -> frozenset of id(loop) around it
     arms_of: MappingProxyType   # id(statement) -> frozenset of (id(if), arm) around it
     blocks: tuple           # every non-empty statement list, the body first
     loops: tuple            # every For and While, outer before inner
+    breaking: frozenset     # id(loop) of loops with a ``break`` anywhere inside
     exprs: tuple            # every bare expression statement (a call for its effect)
     counts: MappingProxyType    # name -> how many assignments bind it
     primal: frozenset       # the parameters and every name the body binds
@@ -52,7 +57,7 @@ def gather(body, params, scalar_params, describe):
     """The :class:`Facts` of ``body``; ``scalar_params`` are the parameters passed
     Python numbers, ``describe`` maps a right-hand side to its Op."""
     assigns, ops, order, loops_of, arms_of, statements = [], {}, {}, {}, {}, {}
-    blocks, loops, exprs = [], [], []
+    blocks, loops, exprs, in_order, extent, breaking = [], [], [], [], {}, set()
 
     def walk(stmts, outer, arms):
         if stmts:
@@ -60,18 +65,22 @@ def gather(body, params, scalar_params, describe):
         for s in stmts:
             order[id(s)] = len(order)
             statements[id(s)] = s
+            in_order.append(s)
             loops_of[id(s)], arms_of[id(s)] = outer, arms
             if isinstance(s, gast.Assign):
                 assigns.append(s)
                 ops[id(s)] = describe(s.value)
             elif isinstance(s, gast.Expr):
                 exprs.append(s)
+            elif isinstance(s, gast.Break):
+                breaking.update(outer)
             elif isinstance(s, gast.If):
                 walk(s.body, outer, arms | {(id(s), 0)})
                 walk(s.orelse, outer, arms | {(id(s), 1)})
             elif isinstance(s, (gast.For, gast.While)):
                 loops.append(s)
                 walk(s.body, outer | {id(s)}, arms)
+            extent[id(s)] = len(order) - order[id(s)]
 
     walk(body, frozenset(), frozenset())
     counts, by_name, unpacked, written, updated = {}, {}, set(), set(), set()
@@ -98,7 +107,8 @@ def gather(body, params, scalar_params, describe):
     frozen = MappingProxyType
     return Facts(
         params=tuple(params), body=body, assigns=tuple(assigns), ops=frozen(ops),
-        statements=frozen(statements),
+        statements=frozen(statements), in_order=tuple(in_order), extent=frozen(extent),
+        breaking=frozenset(breaking),
         order=frozen(order), loops_of=frozen(loops_of), arms_of=frozen(arms_of),
         blocks=tuple(blocks), loops=tuple(loops), exprs=tuple(exprs), counts=frozen(counts),
         primal=frozenset(set(params) | bound), loop_targets=frozenset(loop_targets),

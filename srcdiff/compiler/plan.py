@@ -159,32 +159,26 @@ def _saves(facts, reads, reads_at, tapes, namer):
         else:
             saves[id(s), name] = ("name", namer.old(s, name))
 
-    def walk(stmts, depth, top):
-        for s in stmts:
-            if isinstance(s, gast.Assign):
-                target = s.targets[0]
-                if isinstance(target, gast.Subscript):
-                    if target.value.id in reads:
-                        save_for(s, target.value.id, depth > 0)
-                else:
-                    for name in target_names(target):
-                        if name in reads:
-                            save_for(s, name, depth > 0)
-                        possibly.add(name)
-                        if top:
-                            defined.add(name)
-                    if id(s) in tapes:  # one per iteration of a loop
-                        save_for(s, tapes[id(s)], depth > 0)
-            elif isinstance(s, gast.If):
-                walk(s.body, depth, False)
-                walk(s.orelse, depth, False)
-            elif isinstance(s, (gast.For, gast.While)):
-                if isinstance(s, gast.For) and s.target.id in reads:
-                    save_for(s, s.target.id, depth > 0)
-                    possibly.add(s.target.id)
-                walk(s.body, depth + 1, False)
-
-    walk(facts.body, 0, True)
+    for s in facts.in_order:  # forward order: a loop's target before its body
+        in_loop = bool(facts.loops_of[id(s)])
+        top = not in_loop and not facts.arms_of[id(s)]
+        if isinstance(s, gast.Assign):
+            target = s.targets[0]
+            if isinstance(target, gast.Subscript):
+                if target.value.id in reads:
+                    save_for(s, target.value.id, in_loop)
+            else:
+                for name in target_names(target):
+                    if name in reads:
+                        save_for(s, name, in_loop)
+                    possibly.add(name)
+                    if top:
+                        defined.add(name)
+                if id(s) in tapes:  # one per iteration of a loop
+                    save_for(s, tapes[id(s)], in_loop)
+        elif isinstance(s, gast.For) and s.target.id in reads:
+            save_for(s, s.target.id, in_loop)
+            possibly.add(s.target.id)
     return saves, stacks, init_none
 
 
@@ -229,14 +223,15 @@ def _recomputes(facts, reads_at, tapes):
     for block in facts.blocks:
         if not facts.loops_of[id(block[0])]:
             continue
-        within = [{id(n) for n in gast.walk(st) if isinstance(n, gast.stmt)} for st in block]
+        spans = [range(facts.order[id(st)], facts.order[id(st)] + facts.extent[id(st)])
+                 for st in block]
         for k in reversed(range(len(block))):
             t = _recomputable(facts, block[k], once, tapes)
-            readers = reads_at.get(t, ())
+            readers = [facts.order[r] for r in reads_at.get(t, ())]
             if t is None or not readers:
                 continue
-            later = [j for j in range(k, len(block)) if within[j] & readers]
-            if sum(len(within[j] & readers) for j in later) != len(readers):
+            later = [j for j in range(k, len(block)) if any(r in spans[j] for r in readers)]
+            if sum(r in spans[j] for j in later for r in readers) != len(readers):
                 continue  # read before it is assigned, or outside its block
             last = later[-1]
             inputs = S.loaded_names(block[k].value)

@@ -196,9 +196,7 @@ def compile_unit(fn, active, scalars, cache, lifted=()):
     source = to_source([forward, backward])
     scope = compile_source(source, {**parsed.namespace, **refs.bound}, fn.__qualname__)
     dependencies = _dependencies(fn, parsed)
-    written = {n.targets[0].value.id for n in gast.walk(node) if isinstance(n, gast.Assign)
-               and isinstance(n.targets[0], gast.Subscript)}
-    mutated = tuple(i for i, p in enumerate(params) if p in written)
+    mutated = tuple(i for i, p in enumerate(params) if p in pair.facts.written)
     unit = Unit(name, scope[forward.name], scope[backward.name], source, params, wrt, fn,
                 dependencies, mutated)
     unit.callees = tuple(callee for callee, _ in pair.calls.values())
