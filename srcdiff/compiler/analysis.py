@@ -16,6 +16,7 @@ import numpy as np
 from .. import rules
 from ..rules.shapes import SEQUENCE_FORMS, cast
 from . import syntax as S
+from .normalize import STATIC_ATTRIBUTES
 
 BINOPS = {gast.Add: np.add, gast.Sub: np.subtract, gast.Mult: np.multiply,
           gast.Div: np.true_divide, gast.Pow: np.power, gast.MatMult: np.matmul,
@@ -34,6 +35,7 @@ class Kind(enum.Enum):
     PRIMITIVE = "a primitive with a derivative rule"
     CALL = "a call of a user function, compiled in turn"
     PACK = "a tuple or list literal"
+    SPLIT = "an array cut into pieces along an axis (np.split): unpacked, then joined back"
     NONE = "no gradient: a constant, a condition, an int or a shape"
     OPAQUE = "an expression the compiler does not look into (a comprehension)"
     UNKNOWN = "a call with no derivative rule and no Python source"
@@ -67,22 +69,21 @@ class Describer:
         self.source_map = source_map
 
     def __call__(self, value):
+        """The Op of right-hand side ``value``.  A form with no model of its own is
+        UNKNOWN, with every name it reads as an input: a gradient cannot pass
+        through it unseen, by any route (a literal's element, a receiver, a key)."""
         if isinstance(value, gast.Name):
             return Op(Kind.COPY, [value])
-        if isinstance(value, gast.Constant) or S.is_boolean(value):
+        if isinstance(value, gast.Constant) or _bool_valued(value):
             return NONE
-        if isinstance(value, gast.BinOp):
-            fn = BINOPS.get(type(value.op))
-            if fn is None:
-                return NONE
-            return self.primitive(fn, [value.left, value.right], {}, value)
-        if isinstance(value, gast.UnaryOp):
-            fn = UNARY.get(type(value.op))
-            return NONE if fn is None else self.primitive(fn, [value.operand], {}, value)
+        if isinstance(value, gast.BinOp) and type(value.op) in BINOPS:
+            return self.primitive(BINOPS[type(value.op)], [value.left, value.right], {}, value)
+        if isinstance(value, gast.UnaryOp) and type(value.op) in UNARY:
+            return self.primitive(UNARY[type(value.op)], [value.operand], {}, value)
         if isinstance(value, gast.Subscript):
             return self.primitive(operator.getitem, [value.value, value.slice], {}, value)
-        if isinstance(value, gast.Attribute):
-            return NONE  # x.shape, x.dtype, module constants
+        if isinstance(value, gast.Attribute) and value.attr in STATIC_ATTRIBUTES:
+            return NONE  # x.shape, x.dtype: no gradient
         if isinstance(value, gast.Call):
             return self.call(value)
         if isinstance(value, (gast.Tuple, gast.List)):
@@ -91,7 +92,7 @@ class Describer:
             inner = {n.id for n in gast.walk(value) if isinstance(n, gast.Name)
                      and isinstance(n.ctx, gast.Load)}
             return Op(Kind.OPAQUE, [S.name(n) for n in sorted(inner)], name="a comprehension")
-        return NONE
+        return unknown(value, _FORMS.get(type(value), "this expression"))
 
     def primitive(self, fn, inputs, kwargs, node):
         rule = rules.rule_of(fn)
@@ -109,8 +110,7 @@ class Describer:
             if isinstance(node.func, gast.Name) and node.func.id == "cast":
                 fn = cast
             else:
-                return Op(Kind.UNKNOWN, _elements(node.args + list(kwargs.values())),
-                          name=_describe_func(node.func))
+                return unknown(node, _describe_func(node.func))
         fn = getattr(fn, "__numpy__", fn)  # an sd.* op: its NumPy form
         if fn in SEQUENCE_FORMS and node.args and isinstance(node.args[0], (gast.List,
                                                                               gast.Tuple)):
@@ -119,7 +119,7 @@ class Describer:
                 kwargs["axis"] = node.args[1]
             return self.primitive(SEQUENCE_FORMS[fn], args, kwargs, node)
         if rules.traits_of(fn).splits is not None:  # several results: see reverse_unpack
-            return Op(Kind.UNKNOWN, node.args[:1], fn=fn, name=rules.registry.primitive_name(fn))
+            return Op(Kind.SPLIT, node.args[:1], fn=fn, name=rules.registry.primitive_name(fn))
         if fn in _BUILTIN_PRIMITIVES and len(node.args) == (1 if fn is abs else 2):
             return self.primitive(_BUILTIN_PRIMITIVES[fn], node.args, kwargs, node)
         numpy_form = getattr(fn, "__numpy__", None)
@@ -130,8 +130,9 @@ class Describer:
         elif inspect.isfunction(fn) and not _is_library(fn):
             op = Op(Kind.CALL, self.bind(fn, node), fn=fn)
         else:
-            return Op(Kind.UNKNOWN, _elements(node.args + list(kwargs.values())), fn=fn,
-                      name=rules.registry.primitive_name(fn))
+            op = unknown(node, rules.registry.primitive_name(fn))
+            op.fn = fn
+            return op
         op.forward = numpy_form
         return op
 
@@ -147,13 +148,55 @@ class Describer:
         return inputs
 
 
-def _elements(nodes):
-    """``nodes`` with each list or tuple literal replaced by its elements, at any depth:
-    every value an unmodelled call is given, so that an active one is refused."""
-    out = []
-    for n in nodes:
-        out += _elements(n.elts) if isinstance(n, (gast.List, gast.Tuple)) else [n]
-    return out
+def unknown(node, name):
+    """An Op with no model: every name ``node`` reads is an input, so an active value
+    reaching it by any route is refused (see :func:`check_modelled`)."""
+    return Op(Kind.UNKNOWN, [S.name(n) for n in sorted(S.loaded_names(node))], name=name)
+
+
+def _bool_valued(node):
+    """Whether ``node`` always gives a bool: a comparison, ``not``, or ``and``/``or``
+    of such (``a or b`` of other values gives one of them)."""
+    if isinstance(node, gast.Compare) or (isinstance(node, gast.UnaryOp)
+                                          and isinstance(node.op, gast.Not)):
+        return True
+    return isinstance(node, gast.BoolOp) and all(_bool_valued(v) for v in node.values)
+
+
+# What a refusal calls a form without a model.
+_FORMS = {gast.BoolOp: "'and'/'or' on values (they return an operand)",
+          gast.Dict: "a dict", gast.Set: "a set", gast.JoinedStr: "an f-string",
+          gast.Attribute: "an attribute of a value", gast.BinOp: "this operator",
+          gast.UnaryOp: "this operator", gast.IfExp: "a conditional expression"}
+
+
+def check_modelled(facts, active, source_map):
+    """Refuse, before anything is generated, every assignment whose value carries a
+    gradient (its target is active) through an op with no model."""
+    for s in facts.assigns:
+        op = facts.ops[id(s)]
+        if op.kind in (Kind.UNKNOWN, Kind.OPAQUE) and set(target_names(s.targets[0])) & active:
+            raise refusal(source_map, s, op)
+
+
+def refusal(source_map, s, op):
+    """The CompileError for differentiating statement ``s`` through ``op``."""
+    what = op.name or "this expression"
+    if op.kind is Kind.OPAQUE:
+        return source_map.error(s, f"cannot differentiate {what} over an active value",
+                                hint="Write the loop out with 'for'.")
+    if op.kind is Kind.PACK:
+        return source_map.error(s, "cannot differentiate a tuple or list holding an "
+                                   "active value",
+                                hint="Keep arrays in separate variables, or join them "
+                                     "with np.stack.")
+    if op.fn is None and not isinstance(s.value, gast.Call):
+        return source_map.error(s, f"cannot differentiate {what} holding an active value",
+                                hint="Compute the value with NumPy operations on arrays.")
+    return source_map.error(
+        s, f"cannot differentiate {what}: it has no derivative rule and no Python source",
+        hint="Use a NumPy or srcdiff op that has a rule, or register one with "
+             "@sd.register_gradient.")
 
 
 def _is_library(fn):

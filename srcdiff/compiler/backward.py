@@ -20,7 +20,7 @@ import gast
 from ..rules import traits_of
 from . import syntax as S
 from .adjoint_state import OTHER, OWNED, SET, UNSET, Flow, advance, join, own
-from .analysis import Kind, target_names
+from .analysis import Kind, refusal, target_names
 from .contributions import _index_value, _Scatter, how as how_of
 from .plan import Marks
 
@@ -179,7 +179,7 @@ class Backward:
         if not live:
             return restores
         inputs = [a.id for a in op.inputs if isinstance(a, gast.Name)]
-        split = traits_of(op.fn).splits if isinstance(s.value, gast.Call) else None
+        split = traits_of(op.fn).splits if op.kind is Kind.SPLIT else None
         if op.kind is not Kind.CALL and split is None:
             if set(inputs) & self.active:
                 raise self.no_rule(s, op)
@@ -257,8 +257,7 @@ class Backward:
         """("add", name, how, dense) for each contribution of live assignment ``s``."""
         op = self.ops[id(s)]
         if isinstance(target, gast.Tuple):
-            split = traits_of(op.fn).splits if isinstance(s.value, gast.Call) else None
-            if split is not None:
+            if op.kind is Kind.SPLIT:
                 x = s.value.args[0]
                 return ([("add", x.id, OTHER, OTHER)]
                         if isinstance(x, gast.Name) and x.id in self.active else [])
@@ -426,19 +425,7 @@ class Backward:
         return gast.Call(func=S.expr("np.zeros_like"), args=[S.name(name)], keywords=[])
 
     def no_rule(self, s, op):
-        what = op.name or "this expression"
-        if op.kind is Kind.OPAQUE:
-            return self.source_map.error(
-                s, f"cannot differentiate {what} over an active value",
-                hint="Write the loop out with 'for'.")
-        if op.kind is Kind.PACK:
-            return self.source_map.error(
-                s, "cannot differentiate a tuple or list holding an active value",
-                hint="Keep arrays in separate variables, or join them with np.stack.")
-        return self.source_map.error(
-            s, f"cannot differentiate {what}: it has no derivative rule and no Python source",
-            hint="Use a NumPy or srcdiff op that has a rule, or register one with "
-                 "@sd.register_gradient.")
+        return refusal(self.source_map, s, op)
 
 
 def Comment(text):

@@ -412,7 +412,11 @@ class Normalizer:
         return S.name(name)
 
     def inactive(self, node):
-        """An expression evaluated as written; only its IfExps are lifted out."""
+        """An expression evaluated as written (a condition: its value is a bool)."""
+        for n in gast.walk(node):
+            if isinstance(n, gast.NamedExpr):  # it binds a name no assignment records
+                raise self.source_map.error(n, "the walrus operator is not supported",
+                                            hint="Assign on a line of its own.")
         return node
 
     def atom(self, node, hint, force_temp=False):

@@ -15,7 +15,7 @@ import gast
 
 from . import syntax as S
 from .aliasing import check_calls_in_place, check_views
-from .analysis import Describer, activity, varied_names
+from .analysis import Describer, activity, check_modelled, varied_names
 from .backward import Backward
 from .codegen import Refs, compile_source, to_source
 from .contributions import Contributions, resolve_calls
@@ -238,6 +238,7 @@ def reverse(parsed, body, wrt, names, refs, compile_call, scalar_params):
     outputs = ret.value.elts if isinstance(ret.value, gast.Tuple) else [ret.value]
     facts = gather(body, parsed.params, scalar_params, Describer(parsed.resolve, source_map))
     active = activity(facts, wrt) | set(wrt)
+    check_modelled(facts, active, source_map)
     check_views(facts, source_map)
     check_calls_in_place(facts, varied_names(facts, wrt), source_map)
     namer = Namer(names)
