@@ -11,6 +11,7 @@ import weakref
 
 import gast
 
+from . import checks
 from . import syntax as S
 from .codegen import Refs, compile_source, to_source
 from .errors import CompileError
@@ -131,6 +132,8 @@ def prepare(fn, lifted=()):
 
 def compile_unit(fn, active, scalars, cache, lifted=()):
     parsed, node, names = prepare(fn, lifted)
+    if checks.enabled():
+        checks.check_anf(node, parsed.source_map)
     parsed.node = node  # lifted expressions are parameters now
     params = parsed.params
     if len(active) != len(params):
@@ -184,8 +187,11 @@ def compile_unit(fn, active, scalars, cache, lifted=()):
                             posonlyargs=[], vararg=None, kwonlyargs=[], kw_defaults=[],
                             kwarg=None, defaults=[]),
         body=body, decorator_list=[], returns=None, type_comment=None, type_params=[])
+    namespace = {**parsed.namespace, **refs.bound}
+    if checks.enabled():
+        checks.check_pair(forward, backward, namespace)
     source = to_source([forward, backward])
-    scope = compile_source(source, {**parsed.namespace, **refs.bound}, fn.__qualname__)
+    scope = compile_source(source, namespace, fn.__qualname__)
     dependencies = _dependencies(fn, parsed)
     written = {n.targets[0].value.id for n in gast.walk(node) if isinstance(n, gast.Assign)
                and isinstance(n.targets[0], gast.Subscript)}
