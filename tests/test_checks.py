@@ -226,18 +226,23 @@ def f_backward(tape, dy):
 """
 
 POP = "            y = y_stack.pop()\n"
+UNMIRRORED = "the pops of 'y_stack' do not mirror its pushes"
 STACK_VIOLATIONS = {
-    "push without a pop": BACKWARD.replace(POP, ""),
-    "two pops": BACKWARD.replace(POP, POP + POP),
-    "pop in the wrong loop": BACKWARD.replace(POP, "").replace(
+    "push without a pop": (BACKWARD.replace(POP, ""), UNMIRRORED),
+    "two pops": (BACKWARD.replace(POP, POP + POP), UNMIRRORED),
+    "pop in the wrong loop": (BACKWARD.replace(POP, "").replace(
         "    for j in reversed(range(n)):\n        pass\n",
-        "    for j in reversed(range(n)):\n        y = y_stack.pop()\n"),
-    "pop on the wrong arm": BACKWARD.replace(
+        "    for j in reversed(range(n)):\n        y = y_stack.pop()\n"), UNMIRRORED),
+    "pop on the wrong arm": (BACKWARD.replace(
         POP + "            dy = dy * np.cos(y)\n",
-        "            dy = dy * np.cos(y)\n        else:\n" + POP),
-    "pop outside the loop": BACKWARD.replace(POP, "").replace(
-        "    return dy", "    y = y_stack.pop()\n    return dy"),
-    "append in the backward pass": BACKWARD.replace(POP, "            y_stack.append(y)\n"),
+        "            dy = dy * np.cos(y)\n        else:\n" + POP), UNMIRRORED),
+    "pop outside the loop": (BACKWARD.replace(POP, "").replace(
+        "    return dy", "    y = y_stack.pop()\n    return dy"), UNMIRRORED),
+    "append in the backward pass": (BACKWARD.replace(POP, "            y_stack.append(y)\n"),
+                                    "calls append() on 'y_stack'"),
+    "pop of a list the forward pass does not create": (BACKWARD.replace(
+        "y_stack.pop()", "x_stack.pop()").replace("= tape\n", "= tape\n    x_stack = []\n"),
+        "calls pop() on 'x_stack'"),
 }
 
 
@@ -248,9 +253,19 @@ def test_mirrored_pushes_and_pops_pass():
 
 @pytest.mark.parametrize("case", sorted(STACK_VIOLATIONS))
 def test_unbalanced_stacks_are_named(case):
-    (forward,), (backward,) = functions(FORWARD), functions(STACK_VIOLATIONS[case])
+    backward, fault = STACK_VIOLATIONS[case]
+    (forward,), (backward,) = functions(FORWARD), functions(backward)
     message = raised(checks.check_pair, forward, backward, NAMESPACE)
-    assert message.startswith("f_backward") and "y_stack" in message
+    assert message.startswith("f_backward") and fault in message
+
+
+@pytest.mark.parametrize("unpacking", [
+    "n, c, y, y_stack = tape", "c, n, y, y_stack, x = tape", "c = n = y = y_stack = 0"])
+def test_the_backward_pass_unpacks_the_tape_the_forward_pass_returns(unpacking):
+    backward = BACKWARD.replace("c, n, y, y_stack = tape", unpacking)
+    (forward,), (backward,) = functions(FORWARD), functions(backward)
+    message = raised(checks.check_pair, forward, backward, NAMESPACE)
+    assert "does not unpack the tape the forward pass returns: (c, n, y, y_stack)" in message
 
 
 # ---------------------------------------------------------------- generated code

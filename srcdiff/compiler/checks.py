@@ -11,7 +11,9 @@ Run on every compile when ``SRCDIFF_CHECKS=1`` (the test suite sets it):
   with the loops and branches around them, mirror the forward pass's
   ``append()`` calls, with loops matched by their header and branches by their
   test.  So every push is popped once, in the reversed loop of the loop that
-  pushed it, on the arm of the branch that pushed it.
+  pushed it, on the arm of the branch that pushed it; and
+  (c) agree on the tape: the backward pass unpacks the names the forward pass
+  returns, in order.
 
 A violation raises :class:`InvariantError` naming the function and the statement.
 """
@@ -27,7 +29,7 @@ from .normalize import KEPT_WHOLE, is_condition
 
 
 def enabled():
-    """Whether compiles run these checks (read per compile: tests may switch it)."""
+    """Whether compiles run the checks (read per compile: a test may switch them)."""
     return os.environ.get("SRCDIFF_CHECKS") == "1"
 
 
@@ -144,7 +146,7 @@ class _Anf:
 
     def expect_atom(self, s, node, what):
         if not self.is_atom(node):
-            self.fail(s, f"{what} is not an atom (a name, a constant or a module constant)")
+            self.fail(s, f"{what} is not an atom (a name, a constant, a module constant)")
 
     def is_atom(self, node):
         """A Name, a Constant, or a dotted module constant such as ``np.pi``."""
@@ -216,7 +218,28 @@ def check_pair(forward, backward, namespace):
     names their code may read (the generated code's globals and builtins)."""
     for func in (forward, backward):
         _Defined(func, namespace).function()
+    _check_tape(forward, backward)
     _check_stacks(forward, backward)
+
+
+def _check_tape(forward, backward):
+    """The backward pass unpacks, name for name, the tape the forward pass returns as
+    ``return (result, (x, shape_of(y), ...))``: a value, or what it keeps of it."""
+    ret = forward.body[-1]
+    if not (isinstance(ret, gast.Return) and isinstance(ret.value, gast.Tuple)
+            and len(ret.value.elts) == 2 and isinstance(ret.value.elts[1], gast.Tuple)):
+        _fail(forward, ret, "the forward pass ends with 'return (result, (tape, ...))'")
+    kept = [e.args[0] if isinstance(e, gast.Call) and len(e.args) == 1 else e
+            for e in ret.value.elts[1].elts]
+    if not all(isinstance(e, gast.Name) for e in kept):
+        _fail(forward, ret, "the tape holds names, or one call on a name each")
+    tape = backward.args.args[0].id
+    unpack = [s for s in backward.body if isinstance(s, gast.Assign)
+              and isinstance(s.value, gast.Name) and s.value.id == tape]
+    unpacked = [e.id for e in unpack[0].targets[0].elts] if unpack else []
+    if len(unpack) > 1 or unpacked != [e.id for e in kept]:
+        _fail(backward, unpack[0] if unpack else None, "does not unpack the tape the forward "
+              f"pass returns: {_unparse(ret.value.elts[1])}")
 
 
 class _Defined:
@@ -271,9 +294,7 @@ class _Defined:
 
 def _meet(a, b):
     """Defined after a branch: on both arms, ignoring an arm that does not fall through."""
-    if a is None or b is None:
-        return a if b is None else b
-    return a & b
+    return a if b is None else b if a is None else a & b
 
 
 _COMPREHENSIONS = (gast.ListComp, gast.SetComp, gast.GeneratorExp, gast.DictComp)
@@ -293,7 +314,7 @@ def _reads(node):
 
 # --- stacks
 
-_STACK = re.compile(r".*_stack(_\d+)?$")
+_STACK = re.compile(r"\w+_stack(_\d+)? = \[\]")
 
 
 def _check_stacks(forward, backward):
@@ -308,14 +329,14 @@ def _check_stacks(forward, backward):
 
 
 def _stacks(forward):
-    """The stacks: ``X_stack = []`` among the forward pass's leading initialisations."""
+    """The stacks: ``X_stack = []`` among the forward pass's leading initialisations
+    (``x = None``, ``x_stack = []``), where no user statement can be."""
     found = set()
     for s in forward.body:
-        if not (isinstance(s, gast.Assign) and isinstance(s.targets[0], gast.Name)
-                and (isinstance(s.value, gast.List) and not s.value.elts
-                     or isinstance(s.value, gast.Constant) and s.value.value is None)):
-            break
-        if isinstance(s.value, gast.List) and _STACK.match(s.targets[0].id):
+        text = _unparse(s)
+        if not re.fullmatch(r"\w+ = (None|\[\])", text):
+            return found
+        if _STACK.match(text):
             found.add(s.targets[0].id)
     return found
 
@@ -331,13 +352,24 @@ def _events(func, stmts, stacks, method):
         elif isinstance(s, (gast.For, gast.While)):
             out.append(("loop", _loop_header(s), _events(func, s.body, stacks, method)))
         else:
-            for n in gast.walk(s):
-                if (isinstance(n, gast.Call) and isinstance(n.func, gast.Attribute)
-                        and isinstance(n.func.value, gast.Name) and n.func.value.id in stacks):
-                    if n.func.attr == method:
-                        out.append(n.func.value.id)
-                    elif n.func.attr != "copy":  # the backward pass pops a copy
-                        _fail(func, s, f"only {method}() is called on a stack here")
+            out += _stack_calls(func, s, stacks, method)
+    return out
+
+
+def _stack_calls(func, s, stacks, method):
+    """The stacks ``s`` calls ``method`` on; the backward pass pops nothing else."""
+    out = []
+    for n in gast.walk(s):
+        if not (isinstance(n, gast.Call) and isinstance(n.func, gast.Attribute)
+                and isinstance(n.func.value, gast.Name)):
+            continue
+        name, attr = n.func.value.id, n.func.attr
+        if name in stacks and attr == method:
+            out.append(name)
+        elif name in stacks and attr != "copy" or attr == method == "pop":
+            # (the backward pass pops a copy of each stack, so a tape can be replayed)
+            _fail(func, s, f"calls {attr}() on {name!r}: the forward pass only appends to "
+                           "its stacks, the backward pass only pops them")
     return out
 
 
