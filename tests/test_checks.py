@@ -146,6 +146,42 @@ def test_a_name_assigned_on_one_arm_only_is_not_defined_after_the_branch():
     assert "f_forward" in message and "reads 'y'" in message and "return y" in message
 
 
+USERS_READ = """
+def f{}(x, c):
+    if c:
+        y = x
+    z = x + y
+    return {}
+"""
+
+
+@pytest.mark.parametrize("tape", ["()", "(y,)"])
+def test_the_forward_pass_may_repeat_a_read_of_the_users_that_may_fail_and_no_other(tape):
+    (primal,) = functions(USERS_READ.format("", "z"))
+    forward, backward = functions(USERS_READ.format("_forward", f"(z, {tape})") + """
+def f_backward(tape, dz):
+    return dz
+""")
+    if tape == "()":
+        checks.check_pair(forward, backward, NAMESPACE, primal)
+    else:  # the tape's read of y is no read of the user's
+        assert "reads 'y'" in raised(checks.check_pair, forward, backward, NAMESPACE, primal)
+    assert "reads 'y'" in raised(checks.check_pair, forward, backward, NAMESPACE)
+
+
+def reads_what_a_loop_may_not_assign(x, n):
+    for i in range(n):
+        y = 2.0 * i
+    z = x + y
+    return np.sum(z)
+
+
+def test_a_compiled_function_may_read_what_it_may_not_assign(monkeypatch):
+    monkeypatch.setenv("SRCDIFF_CHECKS", "1")
+    unit = compile_unit(reads_what_a_loop_may_not_assign, (True, False), (False, False), CACHE)
+    assert "z = x + y" in unit.source
+
+
 def test_a_name_assigned_on_both_arms_is_defined():
     forward, backward = functions("""
         def f_forward(x, c):

@@ -213,11 +213,16 @@ def _is_flag_test(s):
 
 # ---------------------------------------------------------------- generated pair
 
-def check_pair(forward, backward, namespace):
+def check_pair(forward, backward, namespace, primal=None):
     """Check the generated forward/backward FunctionDefs; ``namespace`` holds the free
-    names their code may read (the generated code's globals and builtins)."""
-    for func in (forward, backward):
-        _Defined(func, namespace).function()
+    names their code may read (the generated code's globals and builtins).
+
+    ``primal`` is the normalised function the forward pass runs: where it reads a name
+    it may not have assigned, Python raises for the user's code as for the forward
+    pass, so the forward pass may repeat that read (on the same line), and no other."""
+    users = _Defined(primal, namespace, strict=False).function() if primal else set()
+    _Defined(forward, namespace, users).function()
+    _Defined(backward, namespace).function()
     _check_tape(forward, backward)
     _check_stacks(forward, backward)
 
@@ -243,15 +248,21 @@ def _check_tape(forward, backward):
 
 
 class _Defined:
-    """Every local name read is assigned on every path to the read."""
+    """Every local name read is assigned on every path to the read, and every other
+    name is in the namespace; but for the reads ``allowed`` as (line, name).  Not
+    ``strict``, it collects the reads that break this instead."""
 
-    def __init__(self, func, namespace):
+    def __init__(self, func, namespace, allowed=(), strict=True):
         self.func = func
         self.namespace = namespace
         self.locals = _params(func) | S.assigned_names(func.body)
+        self.allowed = allowed
+        self.strict = strict
+        self.broken = set()
 
     def function(self):
         self.block(self.func.body, _params(self.func))
+        return self.broken
 
     def block(self, stmts, defined):
         """The names defined after ``stmts``, or None where no path falls through."""
@@ -283,13 +294,20 @@ class _Defined:
         if isinstance(s, gast.AugAssign):  # x += v reads x
             read |= S.names_in(s.target)
         for name in sorted(read):
-            if name in self.locals:
-                if name not in defined:
-                    _fail(self.func, s, f"reads {name!r}, which is not assigned on every "
-                                        "path before this statement")
-            elif name not in self.namespace:
-                _fail(self.func, s, f"reads {name!r}, which is neither a local nor a name "
-                                    "of the generated code's namespace")
+            fault = self.fault(name, defined)
+            at = (getattr(s, "lineno", None), name)
+            if fault is None or at in self.allowed:
+                continue
+            if self.strict:
+                _fail(self.func, s, f"reads {name!r}, {fault}")
+            self.broken.add(at)
+
+    def fault(self, name, defined):
+        """What is wrong with reading ``name`` where ``defined`` are assigned, or None."""
+        if name in self.locals:
+            return None if name in defined else "which is not assigned on every path before it"
+        return None if name in self.namespace else "which is neither a local nor a name of " \
+            "the generated code's namespace"
 
 
 def _meet(a, b):

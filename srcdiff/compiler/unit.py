@@ -189,7 +189,7 @@ def compile_unit(fn, active, scalars, cache, lifted=()):
         body=body, decorator_list=[], returns=None, type_comment=None, type_params=[])
     namespace = {**parsed.namespace, **refs.bound}
     if checks.enabled():
-        checks.check_pair(forward, backward, namespace)
+        checks.check_pair(forward, backward, namespace, node)
     source = to_source([forward, backward])
     scope = compile_source(source, namespace, fn.__qualname__)
     dependencies = _dependencies(fn, parsed)
