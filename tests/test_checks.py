@@ -54,6 +54,14 @@ ANF_VIOLATIONS = {
                 x = x + 1.0
             return x
         """, "'break' is only the flag test at the end", "if stop:"),
+    "break test before more of a while body": ("""
+        def f(x, go):
+            while go:
+                if stop:
+                    break
+                x = x + 1.0
+            return x
+        """, "'break' is only the flag test at the end", "if stop:"),
     "early return": ("""
         def f(x, c):
             if c:

@@ -6,7 +6,8 @@ Run on every compile when ``SRCDIFF_CHECKS=1`` (the test suite sets it):
   of ``normalize.py``, exactly.
 - :func:`check_pair`: the generated forward and backward passes
   (a) read no name before it is assigned on every path to the read (or is a
-  parameter, or a free name of the generated code's namespace), and
+  parameter, or a free name of the generated code's namespace), but for the
+  forward pass's copies of the user's own reads that may fail the same way;
   (b) balance their stacks: for each stack, the backward pass's ``pop()`` calls,
   with the loops and branches around them, mirror the forward pass's
   ``append()`` calls, with loops matched by their header and branches by their
