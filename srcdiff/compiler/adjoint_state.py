@@ -24,6 +24,8 @@ emitter and this analysis both call it, so they agree statement by statement.
 """
 import gast
 
+from .errors import InvariantError
+
 UNSET, SET, OWNED = 0, 1, 2
 ARITHMETIC, ITEM, SCATTER, OTHER = "arithmetic", "item", "scatter", "other"
 
@@ -117,8 +119,8 @@ class Flow:
             if new == head:
                 return head, frozenset(seen)
             head = new
-        raise AssertionError(f"srcdiff internal error: the adjoint states of the loop at "
-                             f"line {getattr(loop, 'lineno', '?')} did not converge")
+        raise InvariantError(f"the adjoint states of the loop at line "
+                             f"{getattr(loop, 'lineno', '?')} did not converge")
 
     def block(self, stmts, state, accumulated):
         """The state after the reversed ``stmts``, entered in ``state`` (changed)."""

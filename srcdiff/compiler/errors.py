@@ -49,3 +49,9 @@ class SourceMap:
     def error(self, node, message, hint=None):
         return CompileError(message, self.filename, self.file_line(node),
                             getattr(node, "col_offset", 0) + self.col_offset, self.line(node), hint)
+
+
+class InvariantError(AssertionError):
+    """A compiler pass produced output that breaks its stated invariant.
+
+    A bug in srcdiff, never the user's fault: it is not a :class:`CompileError`."""

@@ -13,6 +13,35 @@ Two passes over the gast tree:
 
 Conditions (comparisons, ``and``/``or``/``not``) are kept whole: their value is
 a bool, which never carries a gradient, so they need no adjoint.
+
+The output grammar (``checks.check_anf`` checks exactly this)::
+
+    body      := stmt* return
+    return    := 'return' atom | 'return' '(' atom, ... ')'
+    block     := stmt+ | 'pass'                     ('pass' only alone)
+    stmt      := name '=' value
+               | name '[' index ']' '=' atom
+               | name, ... '=' call                 (one call, several results)
+               | 'if' atom ':' block ['else' ':' block]
+               | 'for' name 'in' 'range(' atom [, atom [, atom]] ')' ':' block
+               | 'while' atom ':' stmt*             (the body re-evaluates the test last)
+               | 'if' flag ':' 'break'              (last in a loop body; in a while body
+                                                     only the test's re-evaluation follows)
+               | expr                               (an expression statement, kept as written)
+               | 'assert' ... | 'raise' ...         (kept as written)
+    value     := atom | atom binop atom | unaryop atom | call
+               | atom '[' index ']' | atom '.' attr | '(' atom, ... ')' | '[' atom, ... ']'
+               | condition                          (comparison, and/or/not: kept whole)
+               | comprehension, dict, set, f-string (kept whole)
+               | 'min(len(' atom '), ...)'          (the trip count of a loop over zip)
+    call      := (name | atom '.' attr) '(' arg, ..., kw '=' arg, ... ')'
+    arg       := atom | '(' arg, ... ')' | '[' arg, ... ']'
+    index     := atom | [atom] ':' [atom] [':' atom] | index, ...
+    atom      := name | constant | module constant (a dotted name such as ``np.pi``
+                 whose root is not a local)
+
+No ``continue``, no ``return`` but the last statement, no ``break`` but the
+flag test, no loop ``else``, no ``for`` over anything but ``range``.
 """
 import gast
 
@@ -29,6 +58,9 @@ METHODS = {
 VARARG_METHODS = {"reshape": "reshape", "transpose": "transpose"}
 ARRAY_ATTRIBUTES = {"T": "transpose", "real": "real", "imag": "imag"}
 STATIC_ATTRIBUTES = {"shape", "ndim", "size", "dtype", "itemsize", "nbytes"}
+# expressions kept whole: an error later only if an active value flows in
+KEPT_WHOLE = (gast.ListComp, gast.GeneratorExp, gast.SetComp, gast.DictComp, gast.Dict,
+              gast.Set, gast.JoinedStr)
 
 
 class Names:
@@ -483,8 +515,7 @@ class Normalizer:
             raise self.source_map.error(node, "a lambda is not supported: its body cannot be "
                                         "differentiated where it is called",
                                         hint="Define it with 'def' at module level.")
-        if isinstance(node, (gast.ListComp, gast.GeneratorExp, gast.SetComp, gast.DictComp,
-                             gast.Dict, gast.Set, gast.JoinedStr)):
+        if isinstance(node, KEPT_WHOLE):
             return node  # kept whole: an error later only if an active value flows in
         if isinstance(node, (gast.Yield, gast.YieldFrom)):
             raise self.source_map.error(node, "generators are not supported",

@@ -23,6 +23,7 @@ import gast
 
 from . import syntax as S
 from .analysis import Kind, target_names
+from .errors import InvariantError
 from .facts import from_math
 
 
@@ -114,7 +115,7 @@ def make_plan(facts, marks, tapes, namer):
             return Plan(saves, stacks, init_none, before, frozenset(recomputed), planned_reads)
         for name, at in added.items():
             reads_at.setdefault(name, set()).update(at)
-    raise AssertionError("srcdiff internal error: the plan of saves did not converge")
+    raise InvariantError("the plan of saves did not converge")
 
 
 def needs_restore(facts, reads_at, s, name):

@@ -7,19 +7,19 @@ adjoints of the active parameters.  Both are plain NumPy code.
 """
 import copy
 import inspect
-import os
 import weakref
 from dataclasses import dataclass
 
 import gast
 
+from . import checks
 from . import syntax as S
 from .aliasing import check_calls_in_place, check_views
 from .analysis import Describer, activity, check_modelled, varied_names
 from .backward import Backward
 from .codegen import Refs, compile_source, to_source
 from .contributions import Contributions, resolve_calls
-from .errors import CompileError
+from .errors import CompileError, InvariantError
 from .facts import gather
 from .forward import Forward, shape_only
 from .normalize import ExitLowering, Names, Normalizer
@@ -140,6 +140,8 @@ def prepare(fn, lifted=()):
 
 def compile_unit(fn, active, scalars, cache, lifted=()):
     parsed, node, names = prepare(fn, lifted)
+    if checks.enabled():
+        checks.check_anf(node, parsed.source_map)
     parsed.node = node  # lifted expressions are parameters now
     params = parsed.params
     if len(active) != len(params):
@@ -193,8 +195,11 @@ def compile_unit(fn, active, scalars, cache, lifted=()):
                             posonlyargs=[], vararg=None, kwonlyargs=[], kw_defaults=[],
                             kwarg=None, defaults=[]),
         body=body, decorator_list=[], returns=None, type_comment=None, type_params=[])
+    namespace = {**parsed.namespace, **refs.bound}
+    if checks.enabled():
+        checks.check_pair(forward, backward, namespace, node)
     source = to_source([forward, backward])
-    scope = compile_source(source, {**parsed.namespace, **refs.bound}, fn.__qualname__)
+    scope = compile_source(source, namespace, fn.__qualname__)
     dependencies = _dependencies(fn, parsed)
     mutated = tuple(i for i, p in enumerate(params) if p in pair.facts.written)
     unit = Unit(name, scope[forward.name], scope[backward.name], source, params, wrt, fn,
@@ -221,9 +226,6 @@ class Pair:
     unconnected: tuple   # active parameters the result does not depend on
     facts: object        # the Facts of the normalised body
     plan: Plan           # what the forward pass saves
-
-
-CHECKS = os.environ.get("SRCDIFF_CHECKS") == "1"
 
 
 def reverse(parsed, body, wrt, names, refs, compile_call, scalar_params):
@@ -259,14 +261,14 @@ def reverse(parsed, body, wrt, names, refs, compile_call, scalar_params):
         if not any(unplanned.values()):
             break
         # the plan models every read its restores add: this is a bug, made safe
-        if CHECKS:
-            raise AssertionError("srcdiff internal error: reads the plan did not foresee: "
+        if checks.enabled():
+            raise InvariantError(f"{parsed.fn.__qualname__}: reads the plan did not foresee: "
                                  f"{sorted(n for n, at in unplanned.items() if at)}")
         for name, at in backward.reads_at.items():
             marks.reads_at.setdefault(name, set()).update(at)
     else:
-        raise AssertionError("srcdiff internal error: the backward pass kept reading values "
-                             "the plan did not save")
+        raise InvariantError(f"{parsed.fn.__qualname__}: the backward pass kept reading "
+                             "values the plan did not save")
     adjoints = set(namer.adjoints().values())
     propagate_copies(code, adjoints - {namer.adjoint(p) for p in wrt})
     # the tape: what the backward pass reads before it assigns it (a loop's counter,
