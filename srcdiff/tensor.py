@@ -92,6 +92,10 @@ class _ArrayLike:
     def __bool__(self):
         return bool(self._array())
 
+    def __format__(self, spec):
+        # as TensorFlow: the value formatted by NumPy (f"{loss:.3f}" on a scalar)
+        return self._array().__format__(spec)
+
     def __float__(self):
         return float(self._item())
 

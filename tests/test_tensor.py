@@ -328,3 +328,12 @@ def test_astype_casts_and_float_casts_are_recorded():
 def test_size_and_ndim_attributes():
     t = sd.constant(M)
     assert (t.size, t.ndim) == (24, 2)
+
+
+def test_format_specs_format_the_value_as_tensorflow_does():
+    # TensorFlow formats a tensor's value with NumPy: f"{loss:.3f}" works on a scalar
+    assert f"{sd.constant(1.23456):.3f}" == "1.235"
+    assert f"{sd.Variable(2.5):6.2f}" == "  2.50"
+    assert f"{sd.constant(3.0)}" == "3.0"
+    with pytest.raises(TypeError):
+        f"{sd.constant([1.0, 2.0]):.3f}"

@@ -100,7 +100,11 @@ class Describer:
             if rules.is_nondifferentiable(fn):
                 return NONE
             return Op(Kind.UNKNOWN, inputs, fn=fn, name=rules.registry.primitive_name(fn))
-        return Op(Kind.PRIMITIVE, inputs, rule=rule, kwargs=kwargs, fn=fn)
+        bound = _bind_keywords(rule, list(inputs), dict(kwargs))
+        if bound is None:
+            extra = ", ".join(f"{k}=..." for k in kwargs)
+            return unknown(node, f"{rules.registry.primitive_name(fn)}(..., {extra})")
+        return Op(Kind.PRIMITIVE, bound[0], rule=rule, kwargs=bound[1], fn=fn)
 
     def call(self, node):
         kwargs = {k.arg: k.value for k in node.keywords}
@@ -146,6 +150,30 @@ class Describer:
                                             f"{k.arg!r}")
             inputs[params.index(k.arg)] = k.value
         return inputs
+
+
+def _bind_keywords(rule, inputs, kwargs):
+    """(inputs, keywords) with each keyword that names an input moved to its place
+    (``np.clip(x, a_min=lo)``: lo gets its gradient); None if a keyword is not one
+    the rule models (``where=``, ``out=``, ``order=``): it would be ignored."""
+    defaults, modelled = rule.parameters()
+    names = list(defaults)
+    for key in list(kwargs):
+        if key in names:
+            at = names.index(key)
+            if at < len(inputs):
+                return None  # given twice: Python raises; no model of it here
+            inputs += [None] * (at - len(inputs)) + [kwargs.pop(key)]
+        elif key not in modelled:
+            return None
+    for at, node in enumerate(inputs):
+        if node is None:  # skipped for a later keyword: the default, if it is a constant
+            default = defaults[names[at]]
+            if default is inspect.Parameter.empty or not isinstance(
+                    default, (type(None), bool, int, float, str)):
+                return None
+            inputs[at] = S.const(default)
+    return inputs, kwargs
 
 
 def unknown(node, name):

@@ -8,6 +8,7 @@ tape's backward step; run on Tensors under an outer tape it is itself recorded
 """
 
 import functools
+import inspect
 import typing
 
 import numpy as np
@@ -31,13 +32,14 @@ class Rule:
     ``argnum_vjp``, when set, serves every input of a primitive that takes any
     number of them (``concatenate(*xs)``) and is called as ``vjp(i, g, ans, ...)``."""
 
-    __slots__ = ("primitive", "vjps", "argnum_vjp", "name")
+    __slots__ = ("primitive", "vjps", "argnum_vjp", "name", "_parameters")
 
     def __init__(self, primitive, vjps, name, argnum_vjp=None):
         self.primitive = primitive
         self.vjps = vjps
         self.argnum_vjp = argnum_vjp
         self.name = name
+        self._parameters = None
 
     def vjp(self, i):
         """The vjp of input ``i`` as ``f(g, ans, *args, **kwargs)``, or None."""
@@ -49,6 +51,26 @@ class Rule:
     def traits(self):
         """The :class:`Traits` of this rule's primitive."""
         return traits_of(self.primitive)
+
+    def parameters(self):
+        """({input name: default}, in order; {keyword: default} the rules model).
+
+        Read from the first vjp's signature, after ``g, ans``: a keyword a rule only
+        swallows (``**kw``) is not modelled, nor is ``out`` (a write in place)."""
+        if self._parameters is None:
+            inputs, keywords = {}, {}
+            fn = self.argnum_vjp or next((v for v in self.vjps if v is not None), None)
+            params = list(inspect.signature(fn).parameters.values()) if fn else []
+            params = params[3:] if self.argnum_vjp else params[2:]
+            for p in params:
+                if p.kind in (p.VAR_POSITIONAL, p.VAR_KEYWORD) or p.name == "out":
+                    continue
+                if len(inputs) < len(self.vjps) and p.kind is not p.KEYWORD_ONLY:
+                    inputs[p.name] = p.default
+                else:
+                    keywords[p.name] = p.default
+            self._parameters = (inputs, keywords)
+        return self._parameters
 
     def __repr__(self):
         return f"<Rule {self.name}>"

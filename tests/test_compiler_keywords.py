@@ -1,0 +1,90 @@
+"""Keyword arguments of calls with a derivative rule: a keyword that names an input
+is that input (it gets its gradient); one the rule models is passed to it; any
+other (``where=``, ``initial=``, ``out=``, ``order=``) is refused, since the rule
+would ignore it and the gradient would be of another function."""
+import numpy as np
+import pytest
+
+import srcdiff as sd
+from compiler_programs import check_grad
+
+X = np.array([0.3, -0.7, 1.1, 0.2])
+LO = np.array([-0.5, 0.0, 0.4, 0.1])
+W = np.array([1.0, 2.0, 0.5, 1.5])
+
+
+def clip_with_keyword_bounds(x, lo):
+    return np.sum(np.clip(x, a_min=lo, a_max=1.0) * x)
+
+
+def clip_with_positional_bounds(x, lo):
+    return np.sum(np.clip(x, lo, 1.0) * x)
+
+
+def average_with_weights(x, w):
+    return np.average(x * x, weights=w)
+
+
+def sum_with_modelled_keywords(x, w):
+    return np.sum(np.sum(np.outer(x, w), axis=1, keepdims=True) ** 2)
+
+
+@pytest.mark.parametrize("fn, args", [
+    (clip_with_keyword_bounds, (X, LO)), (clip_with_positional_bounds, (X, LO)),
+    (average_with_weights, (X, W)), (sum_with_modelled_keywords, (X, W))],
+    ids=lambda v: getattr(v, "__name__", ""))
+def test_keywords_that_name_inputs_get_their_gradients(fn, args):
+    check_grad(fn, args, wrt=(0, 1))
+
+
+def keyword_and_position_agree(x, lo):
+    return np.sum(np.clip(x, a_min=lo, a_max=1.0)) - np.sum(np.clip(x, lo, 1.0))
+
+
+def test_a_keyword_input_and_a_positional_one_give_the_same_gradient():
+    g = sd.grad(keyword_and_position_agree, (0, 1))(X, LO)
+    np.testing.assert_allclose(g[0], 0.0, atol=1e-12)
+    np.testing.assert_allclose(g[1], 0.0, atol=1e-12)
+
+
+def sum_where(x):
+    return np.sum(x * x, where=x > 0)
+
+
+def max_initial(x):
+    return np.max(x, initial=2.0)
+
+
+def reshape_in_fortran_order(x):
+    m = np.reshape(x, (2, 2), order="F")
+    return np.sum(m * np.array([[1.0, 2.0], [3.0, 4.0]]))
+
+
+def sum_into_out(x):
+    out = np.zeros(())
+    np.sum(x, out=out)
+    return np.sum(x * out)
+
+
+def mean_into_out(x):
+    buf = np.zeros(())
+    y = np.mean(x * x, out=buf)
+    return y * 1.0
+
+
+@pytest.mark.parametrize("fn", [sum_where, max_initial, reshape_in_fortran_order,
+                                mean_into_out], ids=lambda f: f.__name__)
+def test_keywords_without_a_model_are_refused(fn):
+    with pytest.raises(sd.CompileError) as info:
+        sd.grad(fn)(X.copy())
+    assert "=..." in str(info.value)
+
+
+def sum_where_inactive(x, data):
+    scale = np.sum(data, where=data > 0)   # no gradient flows through it
+    return np.sum(x) * scale
+
+
+def test_a_keyword_without_a_model_on_inactive_values_runs_as_written():
+    data = np.array([1.0, -2.0, 3.0])
+    check_grad(sum_where_inactive, (X, data), wrt=0)
