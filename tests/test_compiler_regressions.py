@@ -335,3 +335,49 @@ def test_a_loop_target_restores_the_value_it_overwrote(fn, a):
 
 def test_a_loop_target_restores_an_array_it_overwrote():
     check_grad(target_overwrites_an_array, (np.array([0.3, -1.2, 0.7]),))
+
+
+# --- a value the forward pass binds early (to save it) is never seen by the user ---
+# The forward pass binds a local that a branch or loop may leave unbound, so that it
+# can be saved or taped; the user's own reads of it must still raise where Python's
+# do (they returned None, or a gradient of zeros).
+
+def read_after_a_loop_that_may_not_run(x, n):
+    for i in range(n):
+        y = x * i
+    return np.sum(y)
+
+
+def read_after_a_branch_that_may_not_bind(x, c):
+    if c > 0:
+        y = np.sin(x)
+    return np.sum(y * x)
+
+
+def loop_target_after_no_iteration(x, n):
+    for i in range(n):
+        x = x * 2.0
+    return np.sum(x) * i
+
+
+@pytest.mark.parametrize("fn, args", [
+    (read_after_a_loop_that_may_not_run, (np.ones(3), 0)),
+    (read_after_a_branch_that_may_not_bind, (np.ones(3), -1.0)),
+    (loop_target_after_no_iteration, (np.ones(3), 0))],
+    ids=lambda v: getattr(v, "__name__", ""))
+def test_a_read_python_refuses_raises_unbound_local_error(fn, args):
+    with pytest.raises(UnboundLocalError):
+        fn(*args)                       # Python's own behaviour
+    with pytest.raises(UnboundLocalError):
+        sd.value_and_grad(fn)(*args)
+    with pytest.raises(UnboundLocalError):
+        sd.function(fn)(*args)
+
+
+@pytest.mark.parametrize("fn, args", [
+    (read_after_a_loop_that_may_not_run, (np.array([0.5, 1.0, 2.0]), 3)),
+    (read_after_a_branch_that_may_not_bind, (np.array([0.5, 1.0, 2.0]), 1.0)),
+    (loop_target_after_no_iteration, (np.array([0.5, 1.0, 2.0]), 2))],
+    ids=lambda v: getattr(v, "__name__", ""))
+def test_the_same_reads_are_exact_where_the_value_is_bound(fn, args):
+    check_grad(fn, args, wrt=0)

@@ -349,11 +349,11 @@ def _check_stacks(forward, backward):
 
 def _stacks(forward):
     """The stacks: ``X_stack = []`` among the forward pass's leading initialisations
-    (``x = None``, ``x_stack = []``), where no user statement can be."""
+    (``x = None``, ``x = UNBOUND``, ``x_stack = []``), where no user statement can be."""
     found = set()
     for s in forward.body:
         text = _unparse(s)
-        if not re.fullmatch(r"\w+ = (None|\[\])", text):
+        if not re.fullmatch(r"\w+ = (None|UNBOUND(_\d+)?|\[\])", text):
             return found
         if _STACK.match(text):
             found.add(s.targets[0].id)

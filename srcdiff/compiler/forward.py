@@ -17,7 +17,7 @@ import gast
 from ..rules.helpers import measured_args
 from . import syntax as S
 from .analysis import Kind, target_names
-from .runtime import shape_of
+from .runtime import UNBOUND, shape_of, unbound
 
 
 class Forward:
@@ -27,31 +27,35 @@ class Forward:
         self.refs = refs
         self.plan = None
         self.measured = frozenset()  # values the backward pass only measures
+        self.guards = {}  # id(statement) -> names it reads that may still be UNBOUND
         self.tape_names = []
 
     def body(self, plan, ret, live, measured):
         """The forward pass for ``plan``, returning ``ret``'s value and a tape of the
         ``live`` values (those in ``measured`` by their shapes)."""
         self.plan, self.measured = plan, measured
-        code = [S.assign(n, S.const(None)) for n in plan.init_none]
-        code += [S.assign(v, gast.List(elts=[], ctx=gast.Load())) for v in plan.stacks]
-        code += [S.assign(v, gast.List(elts=[], ctx=gast.Load()))
-                 for v in self.replay.counter_stacks.values()]
-        code += self.block(self.facts.body[:-1])
         extra = [v for _, v in plan.saves.values()]
         extra += list(self.replay.counters.values()) + list(self.replay.counter_stacks.values())
         extra += list(self.replay.tapes().values())
         tape = self.tape_names = list(dict.fromkeys(sorted(live) + extra))
         # a value saved for the backward pass may come from a branch not taken: define it
-        definite = set(self.facts.params) | {
-            st.targets[0].id for st in self.facts.body if isinstance(st, gast.Assign)
-            and isinstance(st.targets[0], gast.Name)}
+        before, definite = definitely_assigned(self.facts)
         top = {id(st) for st in self.facts.body}  # a save inside an if may not run: not definite
         definite |= {v for k, (kind, v) in plan.saves.items() if kind == "name" and k in top}
         missing = [n for n in tape if n not in definite and n not in plan.init_none
                    and n not in plan.stacks and n not in self.replay.counter_stacks.values()]
-        code = [S.assign(n, S.const(None)) for n in missing] + code
+        # the user's own reads of a value defined here must still fail where Python's would
+        self.guards = _unbound_reads(self.facts, before,
+                                     (set(plan.init_none) | set(missing)) & self.facts.primal)
+        guarded = {name for names in self.guards.values() for name in names}
+        code = [S.assign(n, self.unbound if n in guarded else S.const(None))
+                for n in missing + plan.init_none]
+        code += [S.assign(v, gast.List(elts=[], ctx=gast.Load())) for v in plan.stacks]
+        code += [S.assign(v, gast.List(elts=[], ctx=gast.Load()))
+                 for v in self.replay.counter_stacks.values()]
+        code += self.block(self.facts.body[:-1])
         tape_value = gast.Tuple(elts=[self.kept(n) for n in self.tape_names], ctx=gast.Load())
+        code += self.guarded(ret)
         result = S.copy_node(ret.value)
         code.append(gast.Return(value=gast.Tuple(elts=[result, tape_value], ctx=gast.Load())))
         return code
@@ -81,7 +85,19 @@ class Forward:
             code.extend(self.stmt(s))
         return code or [gast.Pass()]
 
+    @property
+    def unbound(self):
+        return self.refs.bind(UNBOUND, "UNBOUND")
+
     def stmt(self, s):
+        return self.guarded(s) + self._stmt(s)
+
+    def guarded(self, s):
+        """Checks that the names ``s`` reads are bound, where they may not be."""
+        return [_guard(name, self.unbound, self.refs.bind(unbound, "unbound"))
+                for name in self.guards.get(id(s), ())]
+
+    def _stmt(self, s):
         plan = self.plan
         pre = []
         if isinstance(s, gast.Assign):
@@ -174,3 +190,52 @@ def shape_only(code, names):
     for stmt in code:
         visit(stmt, False)
     return (measured - used) & set(names)
+
+
+def definitely_assigned(facts):
+    """(id(statement) -> the names surely bound before it runs, those surely bound
+    at the end of the body): a loop may run no iteration, a branch takes one arm."""
+    before = {}
+
+    def walk(stmts, defined):
+        for s in stmts:
+            before[id(s)] = defined
+            if isinstance(s, gast.Assign) and not isinstance(s.targets[0], gast.Subscript):
+                defined = defined | set(target_names(s.targets[0]))
+            elif isinstance(s, gast.If):
+                defined = walk(s.body, defined) & walk(s.orelse, defined)
+            elif isinstance(s, gast.For):
+                walk(s.body, defined | {s.target.id})
+            elif isinstance(s, gast.While):
+                walk(s.body, defined)
+        return defined
+
+    return before, walk(facts.body, frozenset(facts.params))
+
+
+def _unbound_reads(facts, before, names):
+    """id(statement) -> the names among ``names`` it reads that may be unbound there."""
+    guards = {}
+    if not names:
+        return guards
+    for s in facts.in_order:
+        if isinstance(s, gast.If):
+            reads = S.loaded_names(s.test)
+        elif isinstance(s, gast.For):
+            reads = S.loaded_names(s.iter)
+        elif isinstance(s, gast.While):
+            reads = S.loaded_names(s.test)
+        else:
+            reads = S.loaded_names(s)
+        unsure = sorted((reads & names) - before[id(s)])
+        if unsure:
+            guards[id(s)] = unsure
+    return guards
+
+
+def _guard(name, sentinel, raise_unbound):
+    """``if name is UNBOUND: unbound("name")``."""
+    return gast.If(test=gast.Compare(left=S.name(name), ops=[gast.Is()],
+                                     comparators=[sentinel]),
+                   body=[gast.Expr(value=gast.Call(func=raise_unbound, args=[S.const(name)],
+                                                   keywords=[]))], orelse=[])

@@ -23,3 +23,21 @@ class ShapeOf:
 
 
 shape_of = ShapeOf
+
+
+class _Unbound:
+    """What the forward pass binds a local to before a branch or loop that may not
+    bind it, so that it can be saved; never a value the user's code sees."""
+    __slots__ = ()
+
+    def __repr__(self):
+        return "UNBOUND"
+
+
+UNBOUND = _Unbound()
+
+
+def unbound(name):
+    """Raise what Python raises for a read of local ``name`` before any assignment."""
+    raise UnboundLocalError(f"cannot access local variable '{name}' where it is not "
+                            "associated with a value")
