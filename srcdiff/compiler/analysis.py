@@ -7,6 +7,7 @@ finds the active names: those that depend on an active input (varied) and
 that the returned value depends on (useful).
 """
 import builtins
+import collections
 import inspect
 import math
 import operator
@@ -212,14 +213,23 @@ def _flows(body, describe):
 
 def _grow(known, edges):
     """``known``, grown to a fixpoint along ``edges``: (sources, sinks) pairs, where
-    reaching any source reaches every sink."""
-    changed = True
-    while changed:
-        changed = False
-        for sources, sinks in edges:
-            if sources & known and not sinks <= known:
-                known |= sinks
-                changed = True
+    reaching any source reaches every sink.
+
+    A worklist of newly reached names: each edge fires once, from the first of its
+    sources reached, so the cost is linear in the size of the edges."""
+    edges_from = collections.defaultdict(list)
+    for edge in edges:
+        for name in edge[0]:
+            edges_from[name].append(edge)
+    fired = set()
+    todo = list(known)
+    while todo:
+        for edge in edges_from.pop(todo.pop(), ()):
+            if id(edge) not in fired:
+                fired.add(id(edge))
+                reached = edge[1] - known
+                known |= reached
+                todo.extend(reached)
     return known
 
 
