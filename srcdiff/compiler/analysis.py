@@ -57,11 +57,25 @@ NONE = Op("none")
 
 
 class Describer:
+    """Describes the right-hand sides of one normalised function body.
+
+    The passes ask about the same nodes again and again (activity, the aliasing
+    checks, the number analysis); a body is not changed while it is described, so
+    each node is described once and its :class:`Op` (never changed after it is
+    made) remembered.  The node is kept with it, so its id is never reused."""
+
     def __init__(self, resolve, source_map):
         self.resolve = resolve
         self.source_map = source_map
+        self._ops = {}  # id(node) -> (node, Op)
 
     def __call__(self, value):
+        known = self._ops.get(id(value))
+        if known is None:
+            known = self._ops[id(value)] = (value, self._describe(value))
+        return known[1]
+
+    def _describe(self, value):
         if isinstance(value, gast.Name):
             return Op("copy", [value])
         if isinstance(value, gast.Constant) or _is_boolean(value):
