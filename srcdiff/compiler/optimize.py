@@ -57,7 +57,9 @@ class _Occurrences:
     Invariants: ``writes[n]`` lists the places of the statements that store ``n``
     (once per store, in pre-order: it only ever loses its one entry when a copy
     into ``n`` goes); ``reads[n]`` lists ``(Name node, place)`` for every other
-    occurrence of ``n``, less those of removed statements (marked ``gone``).
+    occurrence of ``n``, and those of removed statements, whose places are marked
+    ``gone``.  Places are keyed by statement identity: the generated code holds no
+    statement object in two places (checked over the test suite's units).
     Statements are only ever deleted, so the numbering stays in order."""
 
     def __init__(self, code):
