@@ -108,9 +108,12 @@ class _Pair:
                 state = _join(self.walk(s.body, state), self.walk(s.orelse, state))
             elif isinstance(s, (gast.For, gast.While)):
                 self.reads(s, s.iter if isinstance(s, gast.For) else s.test, state)
-                # twice round: what one iteration leaves reaches the next one's reads
+                # twice round: what one iteration leaves reaches the next one's reads;
+                # unless it leaves nothing new, when the second round would repeat the
+                # first (without it, nested loops cost 2 ** depth walks)
                 once = self.walk(s.body, state)
-                state = _join(state, self.walk(s.body, _join(state, once)))
+                again = _join(state, once)
+                state = again if again == state else _join(state, self.walk(s.body, again))
             else:
                 state = self.step(s, state)
         return state

@@ -64,6 +64,8 @@ NONE = Op(Kind.NONE)
 
 
 class Describer:
+    """Describes right-hand sides; facts.gather asks once per assignment."""
+
     def __init__(self, resolve, source_map):
         self.resolve = resolve
         self.source_map = source_map

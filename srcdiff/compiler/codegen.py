@@ -10,12 +10,6 @@ import numpy as np
 from . import syntax as S
 from .errors import CompileError
 
-try:
-    _unparse = ast.unparse  # clean output: np.tanh(W @ x), no redundant parentheses
-except AttributeError:  # Python < 3.9
-    import astunparse
-    _unparse = astunparse.unparse
-
 _COMMENT = "\0comment\0"
 _counter = itertools.count()
 
@@ -80,7 +74,7 @@ def to_source(functions):
     """Readable Python source for a list of gast FunctionDefs."""
     module = gast.Module(body=functions, type_ignores=[])
     tree = ast.fix_missing_locations(gast.gast_to_ast(module))
-    text = _unparse(tree)
+    text = ast.unparse(tree)  # clean output: np.tanh(W @ x), no redundant parentheses
     lines = []
     for line in text.splitlines():
         stripped = line.strip()

@@ -64,27 +64,30 @@ KEPT_WHOLE = (gast.ListComp, gast.GeneratorExp, gast.SetComp, gast.DictComp, gas
 
 
 class Names:
-    """Fresh names that collide with nothing in the function."""
+    """Fresh names that collide with nothing in the function.
+
+    ``taken`` only ever grows, so once ``hint_k`` is taken it stays taken: the
+    first free suffix of a hint never goes down, and each hint keeps where its
+    last search stopped instead of scanning ``hint_1, hint_2, ...`` again."""
 
     def __init__(self, taken):
         self.taken = set(taken)
+        self._next = {}  # hint -> a k such that hint_1 ... hint_{k-1} are all taken
 
     def fresh(self, hint):
         hint = hint.strip("_") or "t"
         if hint not in self.taken:
             self.taken.add(hint)
             return hint
-        k = 1
-        while f"{hint}_{k}" in self.taken:
-            k += 1
-        self.taken.add(f"{hint}_{k}")
-        return f"{hint}_{k}"
+        return self.temp(hint)
 
     def temp(self, hint):
-        """A name for an intermediate value computed for ``hint`` (``h`` -> ``h_1``)."""
-        k = 1
+        """A name for an intermediate value computed for ``hint`` (``h`` -> ``h_1``):
+        ``hint_k`` with the smallest free ``k``."""
+        k = self._next.get(hint, 1)
         while f"{hint}_{k}" in self.taken:
             k += 1
+        self._next[hint] = k + 1
         self.taken.add(f"{hint}_{k}")
         return f"{hint}_{k}"
 

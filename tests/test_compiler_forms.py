@@ -1,0 +1,487 @@
+"""Every form of Python, with an active value flowing through it: the compiler
+either differentiates it correctly (compiled == eager == finite differences) or
+refuses it with a CompileError.  There is no third outcome.
+
+``EXPRESSIONS`` and ``STATEMENTS`` classify every gast node class; a node class
+added to gast (a new Python form) fails ``test_every_form_is_classified`` until
+it is listed here with programs that use it.  Call shapes (positional, keyword,
+starred, literal-wrapped, method) are forms too."""
+import functools
+import math
+
+import gast
+import numpy as np
+import pytest
+
+import srcdiff as sd
+from compiler_programs import check_grad
+
+X = np.array([0.3, -0.7, 1.1])
+
+
+class Box:
+    def __init__(self, v):
+        self.v = v
+
+    def total(self):
+        return np.sum(self.v)
+
+
+# --- expressions -----------------------------------------------------------------
+
+def attribute_static(x):
+    return np.sum(x) * x.shape[0] + np.pi * np.sum(x)
+
+
+def attribute_of_an_object(x):
+    b = Box(x)
+    return np.sum(b.v)
+
+
+def attribute_transpose(x):
+    m = np.outer(x, x)
+    return np.sum(m.T * m)
+
+
+def binop(x):
+    return np.sum(x * x - x / 2.0 + x ** 2 + 3.0 @ np.ones(1) * x) if False else \
+        np.sum(x * x - x / 2.0 + x ** 2)
+
+
+def binop_matmul(x):
+    m = np.outer(x, x)
+    return np.sum(m @ x)
+
+
+def binop_without_rule(x):
+    return np.sum(x << 1)
+
+
+def boolop_condition(x):
+    y = x
+    if np.sum(x) > 0 and np.max(x) < 5.0:
+        y = x * 2.0
+    return np.sum(y)
+
+
+def boolop_value(x):
+    y = np.sum(x) or 1.0
+    return y * 2.0
+
+
+def call_positional(x):
+    return np.sum(np.clip(x, -0.5, 0.5) * x)
+
+
+def call_keyword(x):
+    return np.sum(np.sum(x * x, axis=0, keepdims=True))
+
+
+def call_keyword_without_a_model(x):
+    return np.sum(x, where=x > 0)
+
+
+def call_starred(x):
+    args = (x, 2.0)
+    return np.sum(np.multiply(*args))
+
+
+def call_in_a_list_literal(x):
+    return np.sum(np.hstack([x, 2.0 * x]))
+
+
+def call_method_known(x):
+    return x.sum() * x.mean()
+
+
+def call_method_unknown(x):
+    m = np.outer(x, x)
+    return np.sum(m.diagonal())
+
+
+def call_user_method(x):
+    return Box(x).total()
+
+
+def helper(a, b=2.0):
+    return a * b
+
+
+def call_user_function_keyword(x):
+    return np.sum(helper(x, b=3.0))
+
+
+def compare(x):
+    flags = x > 0
+    return np.sum(x * flags)
+
+
+def constant(x):
+    return np.sum(x) + 1.5
+
+
+def dict_literal(x):
+    d = {"a": x}
+    return np.sum(d["a"])
+
+
+def dict_comprehension(x):
+    d = {k: x * k for k in range(2)}
+    return np.sum(d[1])
+
+
+def formatted_value(x):
+    label = f"{np.sum(x):.3f}"
+    return np.sum(x) * len(label)
+
+
+def formatted_value_of_a_gradient(x):
+    s = f"{x}"
+    return np.sum(x) + 0.0 * len(s)
+
+
+def generator_expression(x):
+    return sum(v * v for v in x)
+
+
+def if_expression(x):
+    y = x * 2.0 if np.sum(x) > 0 else x * 3.0
+    return np.sum(y)
+
+
+def lambda_form(x):
+    f = lambda t: t * 2.0  # noqa: E731
+    return np.sum(f(x))
+
+
+def list_literal(x):
+    xs = [x, x * 2.0]
+    return np.sum(xs[0] * xs[1])
+
+
+def list_comprehension(x):
+    return np.sum(np.stack([x * k for k in range(3)]))
+
+
+def name(x):
+    y = x
+    return np.sum(y)
+
+
+def named_expression(x):
+    if (y := np.sum(x)) > 0:
+        return y * 2.0
+    return y
+
+
+def set_literal(x):
+    s = {np.sum(x)}
+    return s.pop()
+
+
+def set_comprehension(x):
+    s = {float(v) for v in x}
+    return sum(s)
+
+
+def starred_unpacking(x):
+    first, *rest = x
+    return first * np.sum(rest)
+
+
+def subscript(x):
+    return x[0] * x[1:].sum() + x[-1] ** 2
+
+
+def tuple_literal(x):
+    t = (x, x * 3.0)
+    return np.sum(t[0] * t[1])
+
+
+def unary(x):
+    return np.sum(-x) + np.sum(+x)
+
+
+def invert_a_mask(x):
+    return np.sum(~(x > 0) * x)
+
+
+def await_form(x):
+    return x  # an async function cannot be differentiated: see ASYNC below
+
+
+def yield_form(x):
+    yield np.sum(x)
+
+
+def yield_from_form(x):
+    yield from [np.sum(x)]
+
+
+# --- statements ------------------------------------------------------------------
+
+def ann_assign(x):
+    y: np.ndarray = x * 2.0
+    return np.sum(y)
+
+
+def assert_statement(x):
+    assert x.shape == (3,)
+    return np.sum(x)
+
+
+def aug_assign(x):
+    y = x * 1.0
+    y += x
+    y *= 2.0
+    return np.sum(y)
+
+
+def break_continue(x):
+    y = x
+    for k in range(5):
+        if k == 1:
+            continue
+        if k == 3:
+            break
+        y = y * 1.5
+    return np.sum(y)
+
+
+def class_definition(x):
+    class Local:
+        pass
+    return np.sum(x)
+
+
+def delete(x):
+    y = x * 2.0
+    z = y
+    del y
+    return np.sum(z)
+
+
+def expression_statement(x):
+    np.sum(x)
+    return np.sum(x * x)
+
+
+def for_loop(x):
+    y = 0.0
+    for v in x:
+        y = y + v * v
+    return y
+
+
+def function_definition(x):
+    def inner(t):
+        return t * 2.0
+    return np.sum(inner(x))
+
+
+def global_statement(x):
+    global X
+    return np.sum(x * X)
+
+
+def if_statement(x):
+    if np.sum(x) > 0:
+        y = x * 2.0
+    else:
+        y = x * 3.0
+    return np.sum(y)
+
+
+def import_statement(x):
+    import math as m
+    return np.sum(x) * m.pi
+
+
+def import_from(x):
+    from math import pi
+    return np.sum(x) * pi
+
+
+def match_statement(x):
+    match 1:
+        case 1:
+            y = x * 2.0
+        case _:
+            y = x
+    return np.sum(y)
+
+
+def nonlocal_statement(x):
+    y = x
+
+    def inner():
+        nonlocal y
+        y = y * 2.0
+    inner()
+    return np.sum(y)
+
+
+def pass_statement(x):
+    pass
+    return np.sum(x)
+
+
+def raise_statement(x):
+    if np.sum(x) > 100.0:
+        raise ValueError("too big")
+    return np.sum(x)
+
+
+def return_early(x):
+    if np.sum(x) > 0:
+        return np.sum(x * 2.0)
+    return np.sum(x)
+
+
+def try_statement(x):
+    try:
+        y = x * 2.0
+    except ValueError:
+        y = x
+    return np.sum(y)
+
+
+def while_loop(x):
+    y = x
+    while np.sum(y * y) < 10.0:
+        y = y * 1.5
+    return np.sum(y)
+
+
+def with_statement(x):
+    with np.errstate(all="ignore"):
+        y = x * 2.0
+    return np.sum(y)
+
+
+async def async_function(x):
+    return np.sum(x)
+
+
+GRAD, REFUSE = "differentiated", "refused"
+
+# Every gast expression class: (program, expected outcome) pairs using it.
+EXPRESSIONS = {
+    "Attribute": [(attribute_static, GRAD), (attribute_of_an_object, REFUSE),
+                  (attribute_transpose, GRAD)],
+    "BinOp": [(binop, GRAD), (binop_matmul, GRAD), (binop_without_rule, REFUSE)],
+    "BoolOp": [(boolop_condition, GRAD), (boolop_value, REFUSE)],
+    "Call": [(call_positional, GRAD), (call_keyword, GRAD),
+             (call_keyword_without_a_model, REFUSE), (call_starred, REFUSE),
+             (call_in_a_list_literal, REFUSE), (call_method_known, GRAD),
+             (call_method_unknown, REFUSE), (call_user_method, REFUSE),
+             (call_user_function_keyword, GRAD)],
+    "Compare": [(compare, GRAD)],
+    "Constant": [(constant, GRAD)],
+    "Dict": [(dict_literal, REFUSE)],
+    "DictComp": [(dict_comprehension, REFUSE)],
+    "FormattedValue": [(formatted_value, GRAD)],
+    "GeneratorExp": [(generator_expression, REFUSE)],
+    "IfExp": [(if_expression, GRAD)],
+    "JoinedStr": [(formatted_value_of_a_gradient, GRAD)],
+    "Lambda": [(lambda_form, REFUSE)],
+    "List": [(list_literal, GRAD)],
+    "ListComp": [(list_comprehension, REFUSE)],
+    "Name": [(name, GRAD)],
+    "NamedExpr": [(named_expression, REFUSE)],
+    "Set": [(set_literal, REFUSE)],
+    "SetComp": [(set_comprehension, REFUSE)],
+    "Starred": [(starred_unpacking, REFUSE), (call_starred, REFUSE)],
+    "Subscript": [(subscript, GRAD)],
+    "Tuple": [(tuple_literal, GRAD)],
+    "UnaryOp": [(unary, GRAD), (invert_a_mask, GRAD)],
+    "Yield": [(yield_form, REFUSE)],
+    "YieldFrom": [(yield_from_form, REFUSE)],
+    "Await": [(async_function, REFUSE)],
+}
+
+STATEMENTS = {
+    "AnnAssign": [(ann_assign, GRAD)],
+    "Assert": [(assert_statement, GRAD)],
+    "Assign": [(name, GRAD), (starred_unpacking, REFUSE)],
+    "AugAssign": [(aug_assign, GRAD)],
+    "Break": [(break_continue, GRAD)],
+    "ClassDef": [(class_definition, REFUSE)],
+    "Continue": [(break_continue, GRAD)],
+    "Delete": [(delete, REFUSE)],
+    "Expr": [(expression_statement, GRAD)],
+    "For": [(for_loop, GRAD)],
+    "FunctionDef": [(function_definition, REFUSE)],
+    "Global": [(global_statement, REFUSE)],
+    "If": [(if_statement, GRAD)],
+    "Import": [(import_statement, REFUSE)],
+    "ImportFrom": [(import_from, REFUSE)],
+    "Match": [(match_statement, REFUSE)],
+    "Nonlocal": [(nonlocal_statement, REFUSE)],
+    "Pass": [(pass_statement, GRAD)],
+    "Raise": [(raise_statement, GRAD)],
+    "Return": [(return_early, GRAD)],
+    "Try": [(try_statement, REFUSE)],
+    "While": [(while_loop, GRAD)],
+    "With": [(with_statement, REFUSE)],
+    "AsyncFunctionDef": [(async_function, REFUSE)],
+    "AsyncFor": [(async_function, REFUSE)],
+    "AsyncWith": [(async_function, REFUSE)],
+}
+
+# gast classes the Python 3 parser of this interpreter never produces (Python 2's
+# statements; template strings of Python 3.14), and the one try-star form, which
+# parses only where exception groups do.
+NOT_PRODUCED = {"Repr", "Exec", "Print", "Interpolation", "TemplateStr", "TryStar",
+                "TypeAlias"}
+
+
+def _classes(base):
+    return {c.__name__ for c in vars(gast).values()
+            if isinstance(c, type) and issubclass(c, base) and c is not base}
+
+
+def test_every_form_is_classified():
+    assert _classes(gast.expr) == set(EXPRESSIONS) | (_classes(gast.expr) & NOT_PRODUCED)
+    assert _classes(gast.stmt) == set(STATEMENTS) | (_classes(gast.stmt) & NOT_PRODUCED)
+
+
+def _cases():
+    seen = set()
+    for table in (EXPRESSIONS, STATEMENTS):
+        for form, programs in table.items():
+            for fn, outcome in programs:
+                if (fn, outcome) not in seen:
+                    seen.add((fn, outcome))
+                    yield pytest.param(fn, outcome, id=f"{form}-{fn.__name__}")
+
+
+@pytest.mark.parametrize("fn, outcome", list(_cases()))
+def test_each_form_is_differentiated_or_refused(fn, outcome):
+    if outcome == GRAD:
+        check_grad(fn, (X.copy(),))
+    else:
+        with pytest.raises((sd.CompileError, TypeError)) as info:
+            sd.grad(fn)(X.copy())
+        if info.type is TypeError:  # only a function srcdiff cannot compile at all
+            assert "function" in str(info.value)
+
+
+def test_a_form_inside_a_helper_is_held_to_the_same_standard():
+    def outer(x):
+        return attribute_of_an_object(x) + 1.0
+    with pytest.raises(sd.CompileError):
+        sd.grad(outer)(X.copy())
+
+
+@pytest.mark.parametrize("fn, slope", [(functools.partial(helper, b=3.0), 3.0),
+                                       (np.sin, None), (math.exp, None)],
+                         ids=["partial", "ufunc", "math"])
+def test_callables_that_are_not_functions_are_differentiated_or_refused(fn, slope):
+    x = X.copy() if slope else 0.3
+    try:
+        g = sd.grad(fn)(x)
+    except (TypeError, sd.CompileError):
+        return
+    expected = np.full(3, slope) if slope else np.cos(x) if fn is np.sin else math.exp(x)
+    np.testing.assert_allclose(g, expected)
