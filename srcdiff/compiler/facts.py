@@ -160,14 +160,32 @@ def _scalar_names(by_name, literal_lists, loop_targets, unpacked, params, scalar
 
     candidates = set(scalar_params) | set(by_name) | loop_targets
     names = candidates - (params - scalar_params) - unpacked
-    fixed = scalar_params | loop_targets
-    changed = True
-    while changed:
-        changed = False
-        for name in list(names - fixed):
-            if not all(assigned_scalar(s, names) for s in by_name.get(name, [])):
-                names.discard(name)
-                changed = True
+    # an item of a literal list reads the list's elements too
+    extra = {name: [e for v in values for e in v.value.elts]
+             for name, values in by_name.items() if name in literal_lists}
+    return _greatest(names, names - scalar_params - loop_targets, by_name, extra,
+                     lambda s, names: (call_scalar if isinstance(s.value, gast.Call)
+                                       else lambda s, n: scalar(s.value, n))(s, names))
+
+
+def _greatest(names, open_, by_name, extra, holds):
+    """The greatest subset of ``names`` where ``holds(s, subset)`` for every assignment
+    ``s`` of each name in ``open_`` (the others stay): a worklist that re-checks only
+    the names whose assignments read a name just dropped."""
+    readers = {}
+    for name in open_:
+        for s in by_name.get(name, ()):
+            reads = S.loaded_names(s.value)
+            reads |= {n for r in list(reads) for e in extra.get(r, ()) for n in S.loaded_names(e)}
+            for read in reads:
+                readers.setdefault(read, set()).add(name)
+    names = set(names)
+    todo = list(open_)
+    while todo:
+        name = todo.pop()
+        if name in names and not all(holds(s, names) for s in by_name.get(name, ())):
+            names.discard(name)
+            todo.extend(readers.get(name, ()))
     return names
 
 
@@ -189,13 +207,8 @@ def _int_names(by_name, loop_targets, unpacked):
         return False
 
     names = (set(by_name) | loop_targets) - unpacked
-    changed = True
-    while changed:
-        changed = False
-        for name in list(names - loop_targets):
-            if not all(is_int(s.value, names) for s in by_name.get(name, [])):
-                names.discard(name)
-                changed = True
+    names = _greatest(names, names - loop_targets, by_name, {},
+                      lambda s, names: is_int(s.value, names))
     return names - {n for n in loop_targets if n in by_name}
 
 
