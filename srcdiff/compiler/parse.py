@@ -15,9 +15,11 @@ import inspect
 import linecache
 import sys
 import threading
+import types
 import warnings
 
 import gast
+import numpy as np
 
 from .errors import CompileError, SourceMap
 
@@ -80,14 +82,14 @@ def check_function(fn, api):
     inner = inspect.unwrap(fn)
     if inspect.isfunction(inner):
         return
-    if isinstance(inner, (type(abs), type(sum.__call__))) or type(inner).__name__ == "ufunc":
-        what = f"{getattr(inner, '__name__', inner)!r}, which is built in and has no Python source"
+    if isinstance(inner, (types.BuiltinFunctionType, np.ufunc)):
+        what = f"{inner.__name__!r}, which is built in and has no Python source"
     elif inspect.ismethod(inner):
         what = f"the bound method {inner.__qualname__}"
     else:
         what = f"a {type(inner).__module__}.{type(inner).__qualname__} object"
     raise TypeError(f"{api} needs a Python function defined with 'def', got {what}; "
-                    "wrap the call in one, e.g. 'def f(x): return np.sin(x)'")
+                    "call it from one instead, e.g. 'def f(x): return np.sin(x)'")
 
 
 def parse_function(fn):
