@@ -14,8 +14,15 @@ Two passes over the gast tree:
 Conditions (comparisons, ``and``/``or``/``not``) are kept whole: their value is
 a bool, which never carries a gradient, so they need no adjoint.
 """
-import gast
+import dis
+import functools
+import keyword
 
+import gast
+import numpy as np
+
+from .. import rules
+from ..rules import helpers
 from . import syntax as S
 
 # ndarray methods and attributes numeric code uses, as the NumPy functions they are.
@@ -31,30 +38,90 @@ ARRAY_ATTRIBUTES = {"T": "transpose", "real": "real", "imag": "imag"}
 STATIC_ATTRIBUTES = {"shape", "ndim", "size", "dtype", "itemsize", "nbytes"}
 
 
+# Bare names the passes emit besides srcdiff's helpers: loops replayed backwards
+# (``for _ in range(n)``, ``reversed``), the backward pass's ``tape`` parameter,
+# sequences indexed (``len``, ``min``, ``slice``), methods as NumPy (``float``, ``cast``),
+# what an adjoint keeps of a value it only measures (``shape_of``).
+EMITTED = frozenset({"np", "tape", "_", "range", "reversed", "len", "min", "float", "slice",
+                     "cast", "shape_of"})
+# Compiled callees are bound as NAME_forward and NAME_backward.
+CALLEE_SUFFIXES = ("_forward", "_backward")
+
+
+def reserved():
+    """Every name generated code may read as a global: what the passes emit, the
+    helpers, the functions rules are called or run by, and the globals rule bodies
+    read (inlined, they read them from the generated code's namespace)."""
+    return _reserved(len(rules.all_rules()))  # again once a rule is registered
+
+
+@functools.lru_cache(maxsize=4)
+def _reserved(_rule_count):
+    names = set(EMITTED) | {n for n in vars(helpers) if not n.startswith("__")}
+    for primitive, rule in rules.all_rules().items():
+        for fn in (primitive, rules.registry.RAW.get(primitive), rule.argnum_vjp, *rule.vjps):
+            fn = getattr(fn, "func", fn)  # a partial
+            if not _numpy_named(fn):  # a call of it is written np.NAME, else NAME
+                names.add(getattr(fn, "__name__", ""))
+            code = getattr(fn, "__code__", None)
+            if code is not None:
+                names |= _globals_read(code)
+    return frozenset(n for n in names if n.isidentifier())
+
+
+def _numpy_named(fn):
+    name = getattr(fn, "__name__", None)
+    return name is not None and fn in (getattr(np, name, None), getattr(np.linalg, name, None))
+
+
+def _globals_read(code):
+    names = {i.argval for i in dis.get_instructions(code) if i.opname == "LOAD_GLOBAL"}
+    for const in code.co_consts:
+        if hasattr(const, "co_code"):
+            names |= _globals_read(const)
+    return names
+
+
 class Names:
-    """Fresh names that collide with nothing in the function."""
+    """Fresh names that collide with nothing in the function, are never a Python
+    keyword (an adjoint ``d`` + ``el`` is not ``del``) and never a name the generated
+    code reads as a global (``reserved()``, ``CALLEE_SUFFIXES``)."""
 
     def __init__(self, taken):
-        self.taken = set(taken)
+        self.taken = set(taken) | set(keyword.kwlist)
+        self.reserved = reserved()
+
+    def reserves(self, name):
+        """Whether generated code may read ``name`` as a global."""
+        return name in self.reserved or name.endswith(CALLEE_SUFFIXES)
+
+    def _free(self, name):
+        return name not in self.taken and not self.reserves(name)
 
     def fresh(self, hint):
         hint = hint.strip("_") or "t"
-        if hint not in self.taken:
+        if self._free(hint):
             self.taken.add(hint)
             return hint
-        k = 1
-        while f"{hint}_{k}" in self.taken:
-            k += 1
-        self.taken.add(f"{hint}_{k}")
-        return f"{hint}_{k}"
+        return self.temp(hint)
 
     def temp(self, hint):
         """A name for an intermediate value computed for ``hint`` (``h`` -> ``h_1``)."""
         k = 1
-        while f"{hint}_{k}" in self.taken:
+        while not self._free(f"{hint}_{k}"):
             k += 1
         self.taken.add(f"{hint}_{k}")
         return f"{hint}_{k}"
+
+    def rename_reserved(self, node):
+        """Rename the locals (parameters too) of the FunctionDef ``node`` that would
+        shadow a global of the generated code: a variable ``reversed`` becomes
+        ``reversed_1``.  Free names are the user's globals: never renamed."""
+        local = {a.id for a in node.args.args} | S.assigned_names(node.body)
+        renamed = {n: self.temp(n) for n in sorted(local) if self.reserves(n)}
+        for n in gast.walk(node):
+            if isinstance(n, gast.Name) and n.id in renamed:
+                n.id = renamed[n.id]
 
 
 # ---------------------------------------------------------------- exits to flags
@@ -77,6 +144,9 @@ class ExitLowering:
         self.retval = None     # the value an early return left
 
     def lower_function(self, node):
+        # the first pass to see the whole function: rename its locals that would shadow
+        # what generated code reads before any pass builds code around them
+        self.names.rename_reserved(node)
         body = node.body
         early = _has_early_return(body)
         if early:
