@@ -212,6 +212,43 @@ class ExitLowering:
         return [s]
 
 
+# An elif chain nests one block per arm in the generated code, since each condition is
+# computed in the previous arm's else; Python allows 100 levels.  Longer chains than
+# this are written flat (see _flat_elif).
+FLAT_ELIF = 24
+
+
+def _elif_chain(s):
+    """The arms ``[(test, body, node)]`` of the if/elif chain ``s`` and its final else."""
+    arms = []
+    while True:
+        arms.append((s.test, s.body, s))
+        if len(s.orelse) != 1 or not isinstance(s.orelse[0], gast.If):
+            return arms, s.orelse
+        s = s.orelse[0]
+
+
+def _flat_elif(arms, last, names):
+    """The chain as a sequence of ifs one level deep: each condition is computed only
+    while no earlier one held (``pending``), each body runs if its condition held.
+
+        pending = True                      cond = False
+        if pending: cond = <test>           if cond: <body>
+        pending = pending and not cond      ...   if pending: <else>"""
+    pending = names.fresh("pending")
+    flat = [S.assign(pending, S.const(True))]
+    for test, body, node in arms:
+        cond = names.temp("cond")
+        flat += [S.assign(cond, S.const(False)),
+                 gast.If(test=S.name(pending), body=[_copy_location(S.assign(cond, test),
+                                                                    node)], orelse=[]),
+                 _copy_location(gast.If(test=S.name(cond), body=body, orelse=[]), node),
+                 S.assign(pending, S.expr(f"{pending} and not {cond}"))]
+    if last:
+        flat.append(gast.If(test=S.name(pending), body=last, orelse=[]))
+    return flat
+
+
 def _copy_location(new, old):
     return gast.copy_location(new, old) if hasattr(old, "lineno") else new
 
@@ -393,6 +430,11 @@ class Normalizer:
             raise self.source_map.error(target, "unsupported assignment target")
 
     def stmt_If(self, s):
+        arms, last = _elif_chain(s)
+        if len(arms) > FLAT_ELIF:
+            for flat in _flat_elif(arms, last, self.names):
+                self.stmt(_copy_location(flat, s))
+            return
         test = self.condition(s.test)
         self.emit(gast.If(test=test, body=self.block(s.body), orelse=self.block(s.orelse)
                           if s.orelse else []), s)

@@ -258,9 +258,10 @@ def _check_nesting(tree, source_map):
         at = node if hasattr(node, "lineno") else at  # operators have no location
         if depth > MAX_NESTING:
             raise source_map.error(at, "this code nests too deeply for srcdiff, whose "
-                                   "passes recurse once a level (a sum may have about "
-                                   f"{MAX_NESTING // _FRAMES[False] - 10} terms)",
-                                   hint="Assign parts of it to variables first.")
+                                   "passes recurse once a level (a sum may have about 190 "
+                                   "terms, an elif chain about 125 arms)",
+                                   hint="Assign parts of a long expression to variables; "
+                                        "split a long elif chain.")
         for _, value in ast.iter_fields(node):
             for child in value if isinstance(value, list) else [value]:
                 if isinstance(child, ast.AST):
