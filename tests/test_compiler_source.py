@@ -164,3 +164,35 @@ def test_an_edited_closure_is_refused(module):
     edit(mod.path, "x * scale", "x + scale")
     with pytest.raises(sd.CompileError, match="changed after it was imported"):
         sd.grad(mod.make_closure(4.0))(X)
+
+
+RULE = """\
+import numpy as np
+import srcdiff as sd
+
+
+def cube(x):
+    return x ** 3
+
+
+@sd.register_gradient(cube)
+def cube_grad(g, ans, x):
+    return g * 3.0 * x ** 2
+
+
+def f(x):
+    return np.sum(cube(x))
+"""
+
+
+def test_a_rule_edited_after_import_is_called_not_inlined(module):
+    mod = module(RULE)
+    edit(mod.path, "g * 3.0 * x ** 2", "g * 5.0 * x ** 2")
+    np.testing.assert_allclose(sd.grad(mod.f)(X), 3.0 * X ** 2)
+    assert "cube_grad(" in sd.adjoint_source(mod.f)  # the rule's own code runs
+
+
+def test_an_unchanged_rule_is_inlined(module):
+    mod = module(RULE)
+    np.testing.assert_allclose(sd.grad(mod.f)(X), 3.0 * X ** 2)
+    assert "cube_grad(" not in sd.adjoint_source(mod.f)

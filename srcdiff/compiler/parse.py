@@ -101,6 +101,18 @@ def parse_function(fn):
     if fn.__name__ == "<lambda>":
         raise CompileError(f"cannot compile the lambda {fn!r}: its source is not a "
                            "statement", hint="Define the function with 'def' instead.")
+    tree, source_map = read_def(fn)
+    _mangle(tree, fn.__qualname__)
+    with _recursion_room():  # gast's conversion recurses a few frames a level
+        node = gast.ast_to_gast(tree)
+    node.decorator_list = []
+    _check_signature(node, source_map)
+    return Parsed(fn, node, source_map, namespace_of(fn))
+
+
+def read_def(fn):
+    """The ``def`` statement of the function ``fn`` (an ``ast`` node), checked to be the
+    code that runs, and its :class:`SourceMap`; a CompileError if there is none."""
     filename = inspect.getsourcefile(fn) or fn.__code__.co_filename
     try:
         # findsource calls linecache.checkcache first: an edited file is read again
@@ -110,13 +122,7 @@ def parse_function(fn):
                            hint="srcdiff compiles functions defined in a file or a notebook "
                                 "cell; functions made with exec() have no source.") from None
     source_map = SourceMap(filename, first_line or 1, linecache.getlines(filename) or lines)
-    tree = _statement(fn, "".join(lines), source_map)
-    _mangle(tree, fn.__qualname__)
-    with _recursion_room():  # gast's conversion recurses a few frames a level
-        node = gast.ast_to_gast(tree)
-    node.decorator_list = []
-    _check_signature(node, source_map)
-    return Parsed(fn, node, source_map, namespace_of(fn))
+    return _statement(fn, "".join(lines), source_map), source_map
 
 
 def _statement(fn, source, source_map):
@@ -137,15 +143,18 @@ def _statement(fn, source, source_map):
     if indented:
         ast.increment_lineno(stmt, -1)
     _check_nesting(stmt, source_map)  # first: compiling it again recurses too
-    if not isinstance(stmt, ast.FunctionDef) or not _compiles_to(stmt, fn, filename):
+    if not isinstance(stmt, ast.FunctionDef) or not compiles_to(stmt, fn):
         raise changed
     return stmt
 
 
-def _compiles_to(stmt, fn, filename):
-    """Whether the ``def`` statement ``stmt``, nested as ``fn.__qualname__`` says, compiles
-    to ``fn.__code__`` (line numbers aside: moving code keeps its meaning)."""
+def compiles_to(node, fn):
+    """Whether ``node``, the ``ast`` of a def statement or a lambda read from ``fn``'s
+    file, nested as ``fn.__qualname__`` says, compiles to ``fn.__code__`` (line numbers
+    aside: moving code keeps its meaning)."""
     code = fn.__code__
+    filename = code.co_filename
+    stmt = ast.Expr(value=node) if isinstance(node, ast.Lambda) else node
     scopes = _scopes(fn.__qualname__)
     cells = [v for v in code.co_freevars if v != "__class__"]
     if cells and not any(kind == "def" for kind, _ in scopes):
@@ -175,7 +184,7 @@ def _compiles_to(stmt, fn, filename):
                                flags=code.co_flags & _FUTURE_FLAGS)
     except (SyntaxError, ValueError):
         return False
-    for _, name in scopes + [("def", stmt.name)]:
+    for _, name in scopes + [("def", code.co_name)]:
         inner = [c for c in compiled.co_consts if inspect.iscode(c) and c.co_name == name]
         if len(inner) != 1:
             return False
