@@ -107,3 +107,28 @@ def test_a_variable_named_like_a_keyword_stem_or_a_global_differentiates(cases, 
              if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Store)}
     assert name not in bound and f"d{name}" not in bound or name in keyword_stems()
     assert not any(keyword.iskeyword(n) for n in bound)
+
+
+def test_a_local_named_like_a_global_of_a_registered_rule(tmp_path):
+    # the rule's body, inlined, reads SCALE: the function's own SCALE must not shadow it
+    mod = module_from_source(tmp_path / "rule_globals.py", """\
+        import numpy as np
+        import srcdiff as sd
+
+        SCALE = 3.0
+
+
+        def cube(x):
+            return x ** 3
+
+
+        @sd.register_gradient(cube)
+        def cube_grad(g, ans, x):
+            return g * SCALE * x ** 2
+
+
+        def f(x):
+            SCALE = x * 2.0
+            return np.sum(cube(x)) + np.sum(SCALE)
+        """)
+    np.testing.assert_allclose(sd.grad(mod.f)(X), 3.0 * X ** 2 + 2.0)

@@ -59,14 +59,24 @@ def reserved():
 def _reserved(_rule_count):
     names = set(EMITTED) | {n for n in vars(helpers) if not n.startswith("__")}
     for primitive, rule in rules.all_rules().items():
-        for fn in (primitive, rules.registry.RAW.get(primitive), rule.argnum_vjp, *rule.vjps):
-            fn = getattr(fn, "func", fn)  # a partial
+        for fn in _parts(primitive, rules.registry.RAW.get(primitive), rule.argnum_vjp,
+                         *rule.vjps):
             if not _numpy_named(fn):  # a call of it is written np.NAME, else NAME
                 names.add(getattr(fn, "__name__", ""))
             code = getattr(fn, "__code__", None)
             if code is not None:
                 names |= _globals_read(code)
     return frozenset(n for n in names if n.isidentifier())
+
+
+def _parts(*fns):
+    """The functions among ``fns`` and inside their partials: a rule given to
+    ``sd.register_gradient`` is registered as ``partial(_select_adjoint, rule)``."""
+    for fn in fns:
+        if isinstance(fn, functools.partial):
+            yield from _parts(fn.func, *fn.args)
+        elif callable(fn):
+            yield fn
 
 
 def _numpy_named(fn):

@@ -25,8 +25,8 @@ from .errors import CompileError, SourceMap
 
 # How deep the later passes may recurse into one statement: copying a tree
 # (``copy.deepcopy``) takes 4 frames a level, 6 through a list.  Within Python's
-# default limit of 1000 frames this leaves 200 for the caller: sums of up to 200
-# terms, calls nested 133 deep.
+# default limit of 1000 frames this leaves 200 for the caller (measured: sums of
+# 196 terms, calls nested 130 deep, elif chains of 130 plain arms compile).
 MAX_NESTING = 800
 _FRAMES = {False: 4, True: 6}  # by whether the child sits in a list
 
