@@ -130,3 +130,12 @@ def test_a_callable_without_python_source_is_a_type_error(api, kind):
     assert message.startswith(f"{api} needs a Python function defined with 'def', got "
                               f"{described}")
     assert "call it from one instead" in message
+
+
+def test_the_command_line_reports_a_callable_without_source_in_one_line(tmp_path):
+    from srcdiff.__main__ import main
+    path = tmp_path / "aliases.py"
+    path.write_text("import numpy as np\nsine = np.sin\n")
+    with pytest.raises(SystemExit) as info:
+        main(["show", f"{path}:sine"])
+    assert str(info.value).startswith("srcdiff: sd.adjoint_source needs a Python function")
