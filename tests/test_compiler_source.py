@@ -155,7 +155,7 @@ def test_unchanged_functions_in_every_scope_compile(module, name, expected):
 def test_an_edited_method_is_refused(module):
     mod = module(SCOPES)
     edit(mod.path, "np.tanh(x) * Model.__factor", "np.tanh(x) * 3.0")
-    with pytest.raises(sd.CompileError, match="source of Model.method in .* changed"):
+    with pytest.raises(sd.CompileError, match="source of Model.method in .* is not the code that runs"):
         sd.grad(mod.Model.method)(X)
 
 
@@ -196,3 +196,9 @@ def test_an_unchanged_rule_is_inlined(module):
     mod = module(RULE)
     np.testing.assert_allclose(sd.grad(mod.f)(X), 3.0 * X ** 2)
     assert "cube_grad(" not in sd.adjoint_source(mod.f)
+
+
+def test_a_coroutine_is_refused_as_such_not_as_edited(module):
+    mod = module("async def co(x):\n    return x * 2.0\n")
+    with pytest.raises(sd.CompileError, match="it is not a plain 'def'"):
+        sd.grad(mod.co)(1.0)

@@ -131,9 +131,10 @@ def _statement(fn, source, source_map):
     ``fn``'s own code."""
     filename = source_map.filename
     changed = CompileError(
-        f"the source of {fn.__qualname__} in {filename} changed after it was imported: "
-        "it is not the code that runs", hint="Reload the module (or restart the "
-        "interpreter) so that the code and its source agree.")
+        f"the source of {fn.__qualname__} in {filename} is not the code that runs: the "
+        "file changed after it was imported (or an import hook rewrote the function)",
+        hint="Reload the module (or restart the interpreter) so that the code and its "
+             "source agree.")
     indented = source[:1].isspace()
     try:  # under 'if 1:' an indented method parses as it is: dedenting would alter strings
         tree = ast.parse("if 1:\n" + source if indented else source)
@@ -143,8 +144,12 @@ def _statement(fn, source, source_map):
     if indented:
         ast.increment_lineno(stmt, -1)
     _check_nesting(stmt, source_map)  # first: compiling it again recurses too
-    if not isinstance(stmt, ast.FunctionDef) or not compiles_to(stmt, fn):
+    if not isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef)) or not compiles_to(
+            stmt, fn):
         raise changed
+    if isinstance(stmt, ast.AsyncFunctionDef):
+        raise CompileError(f"cannot compile {fn.__qualname__}: it is not a plain 'def'",
+                           hint="Differentiate a plain function the coroutine calls.")
     return stmt
 
 
