@@ -11,6 +11,7 @@ import __future__
 import ast
 import builtins
 import contextlib
+import functools
 import inspect
 import linecache
 import sys
@@ -199,10 +200,15 @@ def compiles_to(node, fn):
 
 def _imported(filename):
     """The names the module in ``filename`` binds by importing, outside its functions."""
+    return _imported_by("".join(linecache.getlines(filename)))
+
+
+@functools.lru_cache(maxsize=16)  # a module's functions are compiled one after another
+def _imported_by(text):
     try:
-        stack = [ast.parse("".join(linecache.getlines(filename)))]
+        stack = [ast.parse(text)]
     except (SyntaxError, ValueError):
-        return []
+        return ()
     names = []
     while stack:
         node = stack.pop()
@@ -211,7 +217,7 @@ def _imported(filename):
         elif not isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef,
                                    ast.Lambda, ast.expr)):
             stack.extend(ast.iter_child_nodes(node))
-    return names
+    return tuple(names)
 
 
 def _scopes(qualname):
