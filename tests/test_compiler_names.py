@@ -130,5 +130,19 @@ def test_a_local_named_like_a_global_of_a_registered_rule(tmp_path):
         def f(x):
             SCALE = x * 2.0
             return np.sum(cube(x)) + np.sum(SCALE)
+
+
+        def g(x):
+            FACTOR = x * 2.0
+            return np.sum(cube(x)) + np.sum(FACTOR)
         """)
     np.testing.assert_allclose(sd.grad(mod.f)(X), 3.0 * X ** 2 + 2.0)
+    sd.register_gradient(mod.cube)(cube_grad_again)  # replaced: its globals count now
+    np.testing.assert_allclose(sd.grad(mod.g)(X), 3.0 * X ** 2 + 2.0)
+
+
+FACTOR = 3.0
+
+
+def cube_grad_again(g, ans, x):
+    return g * FACTOR * x ** 2

@@ -52,13 +52,19 @@ def reserved():
     """Every name generated code may read as a global: what the passes emit, the
     helpers, the functions rules are called or run by, and the globals rule bodies
     read (inlined, they read them from the generated code's namespace)."""
-    return _reserved(len(rules.all_rules()))  # again once a rule is registered
+    table = rules.all_rules()
+    version = tuple(map(id, table.values()))  # a rule added or replaced changes it
+    if _RESERVED[0] != version:
+        _RESERVED[:] = [version, _reserved_by(table)]
+    return _RESERVED[1]
 
 
-@functools.lru_cache(maxsize=4)
-def _reserved(_rule_count):
+_RESERVED = [None, frozenset()]  # (the rule table's version, its names)
+
+
+def _reserved_by(table):
     names = set(EMITTED) | {n for n in vars(helpers) if not n.startswith("__")}
-    for primitive, rule in rules.all_rules().items():
+    for primitive, rule in table.items():
         for fn in _parts(primitive, rules.registry.RAW.get(primitive), rule.argnum_vjp,
                          *rule.vjps):
             if not _numpy_named(fn):  # a call of it is written np.NAME, else NAME
