@@ -45,7 +45,7 @@ def main(argv=None):
         wrt = names[0] if len(names) == 1 else tuple(names)
     try:
         print(adjoint_source(fn, wrt), end="")
-    except (CompileError, ValueError) as error:
+    except (CompileError, TypeError, ValueError) as error:
         raise SystemExit(f"srcdiff: {error}") from None
 
 

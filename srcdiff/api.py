@@ -10,6 +10,7 @@ import numbers
 
 import numpy as np
 
+from .compiler.parse import check_function
 from .compiler.unit import CACHE
 
 
@@ -113,9 +114,29 @@ def _writable(g):
     return g if g.base is None or g.flags.writeable else g.copy()
 
 
+def _numeric_output(fn, y):
+    """Raise TypeError unless ``y`` (or each of a tuple of results) is a number or an
+    array of numbers: the gradient of None, a string or a bool is undefined, not zero."""
+    if isinstance(y, (tuple, list)):
+        for part in y:
+            _numeric_output(fn, part)
+    elif not (_is_scalar(y) or getattr(y, "dtype", np.dtype(object)).kind in "iufc"):
+        raise TypeError(f"{fn.__qualname__} must return numbers to be differentiated, "
+                        f"but it returned {_describe(y)}")
+
+
+def _describe(value):
+    if isinstance(value, np.ndarray):
+        return f"an array of dtype {value.dtype}"
+    if value is None or isinstance(value, (bool, np.generic)):
+        return repr(value)
+    return f"a {type(value).__qualname__} ({value!r:.40})"
+
+
 def _scalar_output(fn, y):
     if type(y) is float:  # scalar code stays on Python floats
         return 1.0
+    _numeric_output(fn, y)
     if isinstance(y, np.generic):  # a NumPy scalar, e.g. from np.mean: one of its type
         return type(y)(1)
     if np.ndim(y) != 0 and np.size(y) != 1:
@@ -125,15 +146,29 @@ def _scalar_output(fn, y):
     return np.ones_like(y)
 
 
+def _distinct(grads):
+    """``grads`` as a tuple in which no array appears twice (``wrt=(0, 0)``, or two
+    parameters given one adjoint): each is the caller's to update."""
+    seen = set()
+    out = []
+    for g in grads:
+        if id(g) in seen and isinstance(g, np.ndarray):
+            g = g.copy()
+        seen.add(id(g))
+        out.append(g)
+    return tuple(out)
+
+
 def _as_tuple(grads, count):
     return grads if count > 1 else (grads,)
 
 
 def value_and_grad(f, wrt=0, verbose=False):
     """A function returning ``(f(*args), df/d args[wrt])`` through compiled adjoint code."""
+    check_function(f, "sd.value_and_grad")
     positions, single = _positions(f, wrt)
     units = _Units(f, positions)
-    order = sorted(positions)  # the backward pass answers in parameter order
+    order = sorted(set(positions))  # the backward pass answers once a parameter, in order
     asked = [order.index(i) for i in positions]
     pairs = list(zip(asked, positions))  # (place in the backward's answer, argument)
 
@@ -145,7 +180,7 @@ def value_and_grad(f, wrt=0, verbose=False):
         if single:
             return y, _like(grads if len(order) == 1 else grads[asked[0]], raw[positions[0]])
         grads = _as_tuple(grads, len(order))
-        return y, tuple([_like(grads[k], raw[i]) for k, i in pairs])
+        return y, _distinct([_like(grads[k], raw[i]) for k, i in pairs])
 
     if verbose:
         print(adjoint_source(f, wrt))
@@ -157,6 +192,7 @@ def grad(f, wrt=0, verbose=False):
 
     ``wrt`` is an index or a parameter name (one gradient) or a tuple of them
     (a tuple of gradients).  Each gradient has its argument's shape and dtype."""
+    check_function(f, "sd.grad")
     value_and_gradient = value_and_grad(f, wrt, verbose)
 
     @functools.wraps(f)
@@ -168,9 +204,11 @@ def grad(f, wrt=0, verbose=False):
 
 def vjp(f, *args):
     """``(f(*args), pullback)``: ``pullback(dy)`` gives the adjoint of every argument."""
+    check_function(f, "sd.vjp")
     positions = tuple(i for i, a in enumerate(args) if _differentiable(a))
     unit, raw = _prepare(_Units(f, positions), args)
     y, tape = unit.forward(*raw)
+    _numeric_output(f, y)
 
     def pullback(dy):
         dy = np.asarray(_raw(dy))
@@ -195,6 +233,7 @@ def _differentiable(value):
 def jacobian(f, wrt=0):
     """A function returning the Jacobian of ``f`` with respect to ``args[wrt]``:
     shape ``output.shape + input.shape`` (a tuple of them for a tuple ``wrt``)."""
+    check_function(f, "sd.jacobian")
     positions, single = _positions(f, wrt)
 
     units = _Units(f, positions)
@@ -203,8 +242,9 @@ def jacobian(f, wrt=0):
     def jac(*args):
         unit, raw = _prepare(units, args)
         y, tape = unit.forward(*raw)
+        _numeric_output(f, y)
         y = np.asarray(y)
-        order = sorted(positions)
+        order = sorted(set(positions))
         rows = []
         for k in range(y.size):
             seed = np.zeros(y.size, dtype=y.dtype if y.dtype.kind in "fc" else float)
@@ -218,8 +258,7 @@ def jacobian(f, wrt=0):
             jac = np.reshape(np.stack(column) if column else np.zeros(shape), shape)
             # in the argument's precision, as sd.grad's gradients are
             results[i] = jac.astype(dtype, copy=False) if dtype.kind in "fc" else jac
-        ordered = tuple(results[i] for i in positions)
-        return ordered[0] if single else ordered
+        return results[positions[0]] if single else _distinct(results[i] for i in positions)
 
     return jac
 
@@ -227,6 +266,7 @@ def jacobian(f, wrt=0):
 def adjoint_source(f, wrt=0):
     """The generated forward and backward passes of ``f`` for the argument(s) ``wrt``."""
     f = getattr(f, "python_function", f)
+    check_function(f, "sd.adjoint_source")
     positions, _ = _positions(f, wrt)
     count = len(inspect.signature(inspect.unwrap(f)).parameters)
     unit = CACHE.get(f, tuple(i in positions for i in range(count)))

@@ -19,7 +19,7 @@ import numpy as np
 
 from ._recording import STATE
 from .compiler.errors import CompileError
-from .compiler.parse import parse_function
+from .compiler.parse import check_function, parse_function
 from .compiler.unit import CACHE
 from .ops.array_ops import identity
 from .rules.registry import Rule
@@ -184,6 +184,7 @@ def function(fn=None, *, fallback=None):
     ``@function(fallback="eager")``."""
     if fn is None:
         return functools.partial(function, fallback=fallback)
+    check_function(fn, "sd.function")
     return Function(fn, fallback)
 
 

@@ -20,3 +20,16 @@ def numerical_jacobian(f, x, eps=1e-6):
 def numerical_grad(f, x, eps=1e-6):
     """The gradient of a scalar ``f`` at ``x`` by central finite differences."""
     return numerical_jacobian(f, x, eps)
+
+
+def module_from_source(path, text):
+    """Write ``text`` (dedented) to the file ``path`` and import it as a new module:
+    the compiler reads a function's source from its file."""
+    import importlib.util
+    import textwrap
+    path.write_text(textwrap.dedent(text))
+    spec = importlib.util.spec_from_file_location(path.stem, path)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    module.path = path
+    return module

@@ -263,7 +263,7 @@ class Backward:
                         if isinstance(x, gast.Name) and x.id in self.active else [])
             if op.kind is not Kind.CALL:
                 return []  # refused by the emitter if an input is active
-            douts = S.name("d")  # what the callee's backward call takes: any expression
+            douts = S.const(0.0)  # what the callee's backward call takes: any expression
             contributions = self.contrib.call(s, op, douts)[1]
         else:
             x = target.id

@@ -92,7 +92,13 @@ def to_source(functions):
 def compile_source(text, namespace, label):
     """Compile generated ``text``; tracebacks and debuggers can show its lines."""
     filename = f"<srcdiff {label} #{next(_counter)}>"
-    code = compile(text, filename, "exec")
+    try:
+        code = compile(text, filename, "exec")
+    except (SyntaxError, RecursionError) as exc:  # Python's limits on nesting, e.g. 100 levels
+        raise CompileError(f"the code generated for {label} is beyond what Python compiles: "
+                           f"{exc.msg if isinstance(exc, SyntaxError) else exc}",
+                           hint="Nest fewer blocks: split the function, or replace a long "
+                                "chain of elif or of early exits by a lookup.") from None
     linecache.cache[filename] = (len(text), None, text.splitlines(True), filename)
     scope = dict(namespace)
     exec(code, scope)

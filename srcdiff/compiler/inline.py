@@ -4,15 +4,17 @@ generated code, with its parameters replaced by the names at the call site.
 The rule table holds the functions; their syntax comes from their source file.
 A lambda is found by the position of its body (Python 3.11 code objects carry
 line and column of every instruction), so several lambdas may share a line.
+Either is inlined only if it compiles to the rule's own code (``parse.compiles_to``):
+a rule whose file changed after import is called, not inlined.
 """
 import functools
-import inspect
 import linecache
-import textwrap
 
 import gast
 
 from . import syntax as S
+from .errors import CompileError
+from .parse import compiles_to, read_def
 
 
 class RuleSyntax:
@@ -110,16 +112,14 @@ def _find_lambda(fn):
         if isinstance(node, gast.Lambda) and _contains(node.body, line, col):
             if best is None or _contains(best.body, node.body.lineno, node.body.col_offset):
                 best = node
-    return best
+    return best if best is not None and compiles_to(gast.gast_to_ast(best), fn) else None
 
 
 def _find_def(fn):
     try:
-        source = textwrap.dedent(inspect.getsource(fn))
-    except (OSError, TypeError):
+        return gast.ast_to_gast(read_def(fn)[0])
+    except CompileError:
         return None
-    node = gast.parse(source).body[0]
-    return node if isinstance(node, gast.FunctionDef) else None
 
 
 def _returned(node):

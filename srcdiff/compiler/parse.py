@@ -1,12 +1,40 @@
-"""Parse a function's source into a gast tree and resolve its free names."""
+"""Parse a function's source into a gast tree and resolve its free names.
+
+Invariant of the output: the parsed ``FunctionDef`` is the code that runs.  The
+source ``inspect`` finds is compiled again in a scope nested like the function's
+own (classes for name mangling and ``super()``, functions for closure cells) and
+must give the function's own bytecode: a file edited after import, which would
+make the compiler differentiate other code, is refused.  Its expressions nest no
+deeper than the later passes can recurse (``MAX_NESTING``).
+"""
+import __future__
+import ast
 import builtins
+import copy
+import contextlib
+import functools
 import inspect
 import linecache
-import textwrap
+import sys
+import threading
+import types
+import warnings
 
 import gast
+import numpy as np
 
 from .errors import CompileError, SourceMap
+
+# How deep the later passes may recurse into one statement: copying a tree
+# (``copy.deepcopy``) takes 4 frames a level, 6 through a list.  Within Python's
+# default limit of 1000 frames this leaves 200 for the caller (measured: sums of
+# 196 terms, calls nested 130 deep, elif chains of 130 plain arms compile).
+MAX_NESTING = 800
+_FRAMES = {False: 4, True: 6}  # by whether the child sits in a list
+
+_FUTURE_FLAGS = 0
+for _feature in __future__.all_feature_names:
+    _FUTURE_FLAGS |= getattr(__future__, _feature).compiler_flag
 
 
 class Parsed:
@@ -50,6 +78,22 @@ def namespace_of(fn):
     return namespace
 
 
+def check_function(fn, api):
+    """Raise TypeError unless ``fn`` is (wraps) a Python function, which has source to
+    compile; ``api`` names the caller in the message, e.g. ``"sd.grad"``."""
+    inner = inspect.unwrap(fn)
+    if inspect.isfunction(inner):
+        return
+    if isinstance(inner, (types.BuiltinFunctionType, np.ufunc)):
+        what = f"{inner.__name__!r}, which is built in and has no Python source"
+    elif inspect.ismethod(inner):
+        what = f"the bound method {inner.__qualname__}"
+    else:
+        what = f"a {type(inner).__module__}.{type(inner).__qualname__} object"
+    raise TypeError(f"{api} needs a Python function defined with 'def', got {what}; "
+                    "call it from one instead, e.g. 'def f(x): return np.sin(x)'")
+
+
 def parse_function(fn):
     """Parse ``fn`` (a plain Python function) into a :class:`Parsed`."""
     fn = inspect.unwrap(fn)
@@ -59,25 +103,206 @@ def parse_function(fn):
     if fn.__name__ == "<lambda>":
         raise CompileError(f"cannot compile the lambda {fn!r}: its source is not a "
                            "statement", hint="Define the function with 'def' instead.")
+    tree, source_map = read_def(fn)
+    _mangle(tree, fn.__qualname__)
+    with _recursion_room():  # gast's conversion recurses a few frames a level
+        node = gast.ast_to_gast(tree)
+    node.decorator_list = []
+    _check_signature(node, source_map)
+    return Parsed(fn, node, source_map, namespace_of(fn))
+
+
+def read_def(fn):
+    """The ``def`` statement of the function ``fn`` (an ``ast`` node), checked to be the
+    code that runs, and its :class:`SourceMap`; a CompileError if there is none."""
     filename = inspect.getsourcefile(fn) or fn.__code__.co_filename
     try:
+        # findsource calls linecache.checkcache first: an edited file is read again
         lines, first_line = inspect.getsourcelines(fn)
     except (OSError, TypeError) as exc:
         raise CompileError(f"cannot read the source of {fn.__qualname__}: {exc}",
                            hint="srcdiff compiles functions defined in a file or a notebook "
                                 "cell; functions made with exec() have no source.") from None
-    source = "".join(lines)
-    dedented = textwrap.dedent(source)
-    col_offset = len(lines[0]) - len(lines[0].lstrip()) if lines else 0
-    module = gast.parse(dedented)
-    node = module.body[0]
-    if not isinstance(node, gast.FunctionDef):
-        raise CompileError(f"cannot compile {fn.__qualname__}: it is not a plain 'def'")
-    node.decorator_list = []
-    all_lines = linecache.getlines(filename) or lines
-    source_map = SourceMap(filename, first_line or 1, all_lines, col_offset)
-    _check_signature(node, source_map)
-    return Parsed(fn, node, source_map, namespace_of(fn))
+    source_map = SourceMap(filename, first_line or 1, linecache.getlines(filename) or lines)
+    return _statement(fn, "".join(lines), source_map), source_map
+
+
+def _statement(fn, source, source_map):
+    """The ``def`` statement ``source`` holds, its line 1 the source's first line,
+    columns as in the file; refused if it nests too deeply or does not compile to
+    ``fn``'s own code."""
+    filename = source_map.filename
+    changed = CompileError(
+        f"the source of {fn.__qualname__} in {filename} is not the code that runs: the "
+        "file changed after it was imported (or an import hook rewrote the function)",
+        hint="Reload the module (or restart the interpreter) so that the code and its "
+             "source agree.")
+    indented = source[:1].isspace()
+    try:  # under 'if 1:' an indented method parses as it is: dedenting would alter strings
+        tree = ast.parse("if 1:\n" + source if indented else source)
+    except SyntaxError:
+        raise changed from None
+    stmt = tree.body[0].body[0] if indented else tree.body[0]
+    if indented:
+        ast.increment_lineno(stmt, -1)
+    _check_nesting(stmt, source_map)  # first: compiling it again recurses too
+    if not isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef)) or not compiles_to(
+            stmt, fn):
+        raise changed
+    if isinstance(stmt, ast.AsyncFunctionDef):
+        raise CompileError(f"cannot compile {fn.__qualname__}: it is not a plain 'def'",
+                           hint="Differentiate a plain function the coroutine calls.")
+    return stmt
+
+
+def compiles_to(node, fn):
+    """Whether ``node``, the ``ast`` of a def statement or a lambda read from ``fn``'s
+    file, nested as ``fn.__qualname__`` says, compiles to ``fn.__code__`` (line numbers
+    aside: moving code keeps its meaning)."""
+    code = fn.__code__
+    filename = code.co_filename
+    stmt = ast.Expr(value=node) if isinstance(node, ast.Lambda) else node
+    scopes = _scopes(fn.__qualname__)
+    cells = [v for v in code.co_freevars if v != "__class__"]
+    if cells and not any(kind == "def" for kind, _ in scopes):
+        scopes.insert(0, ("def", "_"))  # a closure made without nesting: give it one
+    body = [stmt]
+    for kind, name in reversed(scopes):
+        if kind == "class":
+            body = [ast.ClassDef(name=name, bases=[], keywords=[], body=body,
+                                 decorator_list=[])]
+            continue
+        if cells:  # the innermost enclosing function holds the closure's cells
+            body = [ast.parse(f"{v} = None").body[0] for v in cells] + body
+            cells = []
+        body = [ast.FunctionDef(name=name, args=ast.arguments(
+            posonlyargs=[], args=[], vararg=None, kwonlyargs=[], kw_defaults=[], kwarg=None,
+            defaults=[]), body=body, decorator_list=[], returns=None, type_comment=None)]
+    # 3.11 compiles a method call on an imported name differently: import them too
+    imports = [ast.Import(names=[ast.alias(name="sys", asname=n)]) for n in _imported(filename)]
+    module = ast.fix_missing_locations(ast.Module(body=imports + body, type_ignores=[]))
+    if "@pytest_ar" in fn.__globals__:  # pytest rewrote the asserts of its module: so do we
+        from _pytest.assertion.rewrite import rewrite_asserts
+        module = copy.deepcopy(module)  # in place: the def compiled is the user's own
+        rewrite_asserts(module, b"", filename)
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")  # the import showed them once already
+            compiled = compile(module, filename, "exec", dont_inherit=True,
+                               flags=code.co_flags & _FUTURE_FLAGS)
+    except (SyntaxError, ValueError):
+        return False
+    for _, name in scopes + [("def", code.co_name)]:
+        inner = [c for c in compiled.co_consts if inspect.iscode(c) and c.co_name == name]
+        if len(inner) != 1:
+            return False
+        compiled = inner[0]
+    return _fingerprint(compiled) == _fingerprint(code)
+
+
+def _imported(filename):
+    """The names the module in ``filename`` binds by importing, outside its functions."""
+    return _imported_by("".join(linecache.getlines(filename)))
+
+
+@functools.lru_cache(maxsize=16)  # a module's functions are compiled one after another
+def _imported_by(text):
+    try:
+        stack = [ast.parse(text)]
+    except (SyntaxError, ValueError):
+        return ()
+    names = []
+    while stack:
+        node = stack.pop()
+        if isinstance(node, (ast.Import, ast.ImportFrom)):
+            names += [a.asname or a.name.split(".")[0] for a in node.names if a.name != "*"]
+        elif not isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef,
+                                   ast.Lambda, ast.expr)):
+            stack.extend(ast.iter_child_nodes(node))
+    return tuple(names)
+
+
+def _scopes(qualname):
+    """The enclosing scopes a qualified name records, outermost first: ("def", name)
+    for a function (followed by ``<locals>``), ("class", name) for a class."""
+    parts = qualname.split(".")[:-1]
+    scopes = []
+    k = 0
+    while k < len(parts):
+        name = parts[k] if parts[k].isidentifier() else "_"  # e.g. <lambda>, <listcomp>
+        if k + 1 < len(parts) and parts[k + 1] == "<locals>":
+            scopes.append(("def", name))
+            k += 2
+        else:
+            scopes.append(("class", name))
+            k += 1
+    return scopes
+
+
+def _mangle(tree, qualname):
+    """Rename private names (``self.__k``) as Python does in a class (``self._C__k``),
+    so the tree reads the attributes the function's code reads."""
+    classes = [name for kind, name in _scopes(qualname) if kind == "class"]
+    prefix = "_" + classes[-1].lstrip("_") if classes and classes[-1].strip("_") else None
+    if prefix is None:
+        return
+
+    def mangled(name):
+        private = name.startswith("__") and not name.endswith("__") and "." not in name
+        return prefix + name if private else name
+
+    for node in ast.walk(tree):
+        for field in ("id", "attr", "arg"):
+            if isinstance(getattr(node, field, None), str):
+                setattr(node, field, mangled(getattr(node, field)))
+
+
+def _fingerprint(value):
+    """What decides what code does: its bytecode, names and constants, recursively;
+    not its line numbers.  Constants by type and repr: 1, 1.0, -0.0 and True differ."""
+    if inspect.iscode(value):
+        return ("code", value.co_code, getattr(value, "co_exceptiontable", None), value.co_names,
+                value.co_varnames, value.co_freevars, value.co_cellvars, value.co_flags,
+                value.co_argcount, value.co_posonlyargcount, value.co_kwonlyargcount,
+                tuple(map(_fingerprint, value.co_consts)))
+    if isinstance(value, tuple):
+        return ("tuple",) + tuple(map(_fingerprint, value))
+    if isinstance(value, frozenset):
+        return ("frozenset", frozenset(map(_fingerprint, value)))
+    return (type(value), repr(value))
+
+
+def _check_nesting(tree, source_map):
+    """Refuse a statement whose expressions nest deeper than ``MAX_NESTING`` frames."""
+    stack = [(tree, 0, tree)]
+    while stack:  # a loop, not recursion: the tree may be deeper than Python allows
+        node, depth, at = stack.pop()
+        at = node if hasattr(node, "lineno") else at  # operators have no location
+        if depth > MAX_NESTING:
+            raise source_map.error(at, "this code nests too deeply for srcdiff, whose "
+                                   "passes recurse once a level (a sum may have about 190 "
+                                   "terms, an elif chain about 125 arms)",
+                                   hint="Assign parts of a long expression to variables; "
+                                        "split a long elif chain.")
+        for _, value in ast.iter_fields(node):
+            for child in value if isinstance(value, list) else [value]:
+                if isinstance(child, ast.AST):
+                    stack.append((child, depth + _FRAMES[isinstance(value, list)], at))
+
+
+_RECURSION = threading.Lock()
+
+
+@contextlib.contextmanager
+def _recursion_room(frames=5000):
+    """Room for ``frames`` more Python frames (3.11 runs Python calls without C stack)."""
+    with _RECURSION:  # the limit is global: one raise at a time
+        limit = sys.getrecursionlimit()
+        sys.setrecursionlimit(limit + frames)
+        try:
+            yield
+        finally:
+            sys.setrecursionlimit(limit)
 
 
 def _check_signature(node, source_map):
