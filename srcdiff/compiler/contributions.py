@@ -54,6 +54,7 @@ class Contributions:
         self.refs = refs
         self.namer = namer
         self.scalars, self.ints = facts.scalars, facts.ints
+        self.made = {}  # (id(statement), g, ans) -> what ``of`` returned
 
     def reads_answer(self, op):
         """Whether the adjoint of ``op`` reads its result (a call's reads its own tape)."""
@@ -64,10 +65,13 @@ class Contributions:
 
     def of(self, s, op, g, ans):
         """(statements to run first, [(name, adjoint expression)]) for the statement's
-        active inputs."""
-        if op.kind is Kind.CALL:
-            return self.call(s, op, g)
-        return [], self.input_adjoints(s, op, g, ans)
+        active inputs.  Made once for each (statement, g, ans): the draft backward pass
+        and the final one share them (the draft's code is discarded, never changed)."""
+        key = (id(s), getattr(g, "id", None), getattr(ans, "id", None))
+        if key not in self.made:
+            self.made[key] = (self.call(s, op, g) if op.kind is Kind.CALL
+                              else ([], self.input_adjoints(s, op, g, ans)))
+        return self.made[key]
 
     def input_adjoints(self, s, op, g, ans):
         """(name, adjoint expression) for each active input of a statement that is not
@@ -215,30 +219,34 @@ def _index_value(index):
 
 def _simplify(expr, same_shape):
     """Drop ``unbroadcast(e, v)`` where no broadcasting happened; fold constants."""
-    class Simplify(gast.NodeTransformer):
-        def visit_Call(self, node):
-            self.generic_visit(node)
-            if (isinstance(node.func, gast.Name) and node.func.id == "unbroadcast"
-                    and len(node.args) == 2 and same_shape(node.args[1])):
-                return node.args[0]
-            return node
+    return _Simplify(same_shape).visit(expr)
 
-        def visit_BinOp(self, node):
-            self.generic_visit(node)
-            if (isinstance(node.op, gast.Pow) and isinstance(node.right, gast.Constant)
-                    and node.right.value == 1):
-                return node.left
-            if isinstance(node.left, gast.Constant) and isinstance(node.right, gast.Constant):
-                try:
-                    value = eval(compile(gast.gast_to_ast(gast.Expression(body=node)),
-                                         "<fold>", "eval"))
-                except Exception:
-                    return node
-                if isinstance(value, (int, float)) and not isinstance(value, bool):
-                    return S.const(value)
-            return node
 
-    return Simplify().visit(expr)
+class _Simplify(gast.NodeTransformer):
+    def __init__(self, same_shape):
+        self.same_shape = same_shape
+
+    def visit_Call(self, node):
+        self.generic_visit(node)
+        if (isinstance(node.func, gast.Name) and node.func.id == "unbroadcast"
+                and len(node.args) == 2 and self.same_shape(node.args[1])):
+            return node.args[0]
+        return node
+
+    def visit_BinOp(self, node):
+        self.generic_visit(node)
+        if (isinstance(node.op, gast.Pow) and isinstance(node.right, gast.Constant)
+                and node.right.value == 1):
+            return node.left
+        if isinstance(node.left, gast.Constant) and isinstance(node.right, gast.Constant):
+            try:
+                value = eval(compile(gast.gast_to_ast(gast.Expression(body=node)),
+                                     "<fold>", "eval"))
+            except Exception:
+                return node
+            if isinstance(value, (int, float)) and not isinstance(value, bool):
+                return S.const(value)
+        return node
 
 
 def how(expr):

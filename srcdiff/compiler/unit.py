@@ -127,7 +127,7 @@ CACHE = Cache()
 def prepare(fn, lifted=()):
     """Parse and normalise ``fn``: (parsed, normalised FunctionDef, Names)."""
     parsed = parse_function(fn)
-    node = copy.deepcopy(parsed.node)
+    node = S.copy_node(parsed.node)
     taken = {n.id for n in gast.walk(node) if isinstance(n, gast.Name)}
     taken |= set(parsed.namespace) & _names_loaded(node)
     names = Names(taken)
