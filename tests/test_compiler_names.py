@@ -13,7 +13,7 @@ import pytest
 import srcdiff as sd
 from srcdiff import rules
 from srcdiff.compiler import codegen, inline
-from srcdiff.compiler.normalize import Names
+from srcdiff.compiler.names import Names
 from util import module_from_source, numerical_grad
 
 COMPILER = pathlib.Path(codegen.__file__).parent

@@ -5,7 +5,7 @@ import gast
 
 from srcdiff.compiler import syntax as S
 from srcdiff.compiler.analysis import _grow
-from srcdiff.compiler.normalize import Names
+from srcdiff.compiler.names import Names
 from srcdiff.compiler.optimize import live_names, propagate_copies
 
 

@@ -1,15 +1,11 @@
 """Normalise a function body so that one reverse pass handles all of it.
 
-Two passes over the gast tree:
-
-1. ``lower_exits``: ``break``, ``continue`` and ``return`` anywhere become flag
-   assignments; the statements after a possible exit are guarded by
-   ``if not <flag>:`` and each loop ends with ``if <broke>: break``.  The
-   backward pass then replays the branches the flags took, like any other.
-2. ``Normalizer``: A-normal form, one primitive operation per assignment with
-   names or constants as operands; ``x += y`` becomes ``x = x + y``; tuple
-   targets are unpacked; methods become NumPy calls (``x.sum()`` is
-   ``np.sum(x)``); every loop becomes ``for i in range(...)``.
+After exits are lowered to flags (exits.py), ``Normalizer`` puts the body in
+A-normal form: one primitive operation per assignment with names or constants as
+operands; ``x += y`` becomes ``x = x + y``; tuple targets are unpacked; methods
+become NumPy calls (``x.sum()`` is ``np.sum(x)``); every loop becomes
+``for i in range(...)``; an elif chain too long for Python's nesting limit is
+written flat.
 
 Conditions (comparisons, ``and``/``or``/``not``) are kept whole: their value is
 a bool, which never carries a gradient, so they need no adjoint.
@@ -43,16 +39,10 @@ The output grammar (``checks.check_anf`` checks exactly this)::
 No ``continue``, no ``return`` but the last statement, no ``break`` but the
 flag test, no loop ``else``, no ``for`` over anything but ``range``.
 """
-import dis
-import functools
-import keyword
-
 import gast
-import numpy as np
 
-from .. import rules
-from ..rules import helpers
 from . import syntax as S
+from .exits import copy_location
 
 # ndarray methods and attributes numeric code uses, as the NumPy functions they are.
 METHODS = {
@@ -68,273 +58,6 @@ STATIC_ATTRIBUTES = {"shape", "ndim", "size", "dtype", "itemsize", "nbytes"}
 # expressions kept whole: an error later only if an active value flows in
 KEPT_WHOLE = (gast.ListComp, gast.GeneratorExp, gast.SetComp, gast.DictComp, gast.Dict,
               gast.Set, gast.JoinedStr)
-
-
-# Bare names the passes emit besides srcdiff's helpers: loops replayed backwards
-# (``for _ in range(n)``, ``reversed``), the backward pass's ``tape`` parameter,
-# sequences indexed (``len``, ``min``, ``slice``), methods as NumPy (``float``, ``cast``),
-# what an adjoint keeps of a value it only measures (``shape_of``), a local bound
-# only to be saved and the check of a read of it (``UNBOUND``, ``unbound``).
-EMITTED = frozenset({"np", "tape", "_", "range", "reversed", "len", "min", "float", "slice",
-                     "cast", "shape_of", "UNBOUND", "unbound"})
-# Compiled callees are bound as NAME_forward and NAME_backward.
-CALLEE_SUFFIXES = ("_forward", "_backward")
-
-
-def reserved():
-    """Every name generated code may read as a global: what the passes emit, the
-    helpers, the functions rules are called or run by, and the globals rule bodies
-    read (inlined, they read them from the generated code's namespace)."""
-    table = rules.all_rules()
-    version = tuple(map(id, table.values()))  # a rule added or replaced changes it
-    if _RESERVED[0] != version:
-        _RESERVED[:] = [version, _reserved_by(table)]
-    return _RESERVED[1]
-
-
-_RESERVED = [None, frozenset()]  # (the rule table's version, its names)
-
-
-def _reserved_by(table):
-    names = set(EMITTED) | {n for n in vars(helpers) if not n.startswith("__")}
-    for primitive, rule in table.items():
-        for fn in _parts(primitive, rules.registry.RAW.get(primitive), rule.argnum_vjp,
-                         *rule.vjps):
-            if not _numpy_named(fn):  # a call of it is written np.NAME, else NAME
-                names.add(getattr(fn, "__name__", ""))
-            code = getattr(fn, "__code__", None)
-            if code is not None:
-                names |= _globals_read(code)
-    return frozenset(n for n in names if n.isidentifier())
-
-
-def _parts(*fns):
-    """The functions among ``fns`` and inside their partials: a rule given to
-    ``sd.register_gradient`` is registered as ``partial(_select_adjoint, rule)``."""
-    for fn in fns:
-        if isinstance(fn, functools.partial):
-            yield from _parts(fn.func, *fn.args)
-        elif callable(fn):
-            yield fn
-
-
-def _numpy_named(fn):
-    name = getattr(fn, "__name__", None)
-    return name is not None and fn in (getattr(np, name, None), getattr(np.linalg, name, None))
-
-
-def _globals_read(code):
-    names = {i.argval for i in dis.get_instructions(code) if i.opname == "LOAD_GLOBAL"}
-    for const in code.co_consts:
-        if hasattr(const, "co_code"):
-            names |= _globals_read(const)
-    return names
-
-
-class Names:
-    """Fresh names that collide with nothing in the function, are never a Python
-    keyword (an adjoint ``d`` + ``el`` is not ``del``) and never a name the generated
-    code reads as a global (``reserved()``, ``CALLEE_SUFFIXES``).
-
-    ``taken`` only ever grows, so once ``hint_k`` is taken it stays taken: each hint
-    keeps where its last search stopped instead of scanning ``hint_1, ...`` again."""
-
-    def __init__(self, taken):
-        self.taken = set(taken) | set(keyword.kwlist)
-        self.reserved = reserved()
-        self._next = {}  # hint -> a k such that hint_1 ... hint_{k-1} are all taken
-
-    def reserves(self, name):
-        """Whether generated code may read ``name`` as a global."""
-        return name in self.reserved or name.endswith(CALLEE_SUFFIXES)
-
-    def _free(self, name):
-        return name not in self.taken and not self.reserves(name)
-
-    def fresh(self, hint):
-        hint = hint.strip("_") or "t"
-        if self._free(hint):
-            self.taken.add(hint)
-            return hint
-        return self.temp(hint)
-
-    def temp(self, hint):
-        """A name for an intermediate value computed for ``hint`` (``h`` -> ``h_1``):
-        ``hint_k`` with the smallest free ``k``."""
-        k = self._next.get(hint, 1)
-        while not self._free(f"{hint}_{k}"):
-            k += 1
-        self._next[hint] = k + 1
-        self.taken.add(f"{hint}_{k}")
-        return f"{hint}_{k}"
-
-    def rename_reserved(self, node):
-        """Rename the locals (parameters too) of the FunctionDef ``node`` that would
-        shadow a global of the generated code: a variable ``reversed`` becomes
-        ``reversed_1``.  Free names are the user's globals: never renamed."""
-        local = {a.id for a in node.args.args} | S.assigned_names(node.body)
-        renamed = {n: self.temp(n) for n in sorted(local) if self.reserves(n)}
-        for n in gast.walk(node):
-            if isinstance(n, gast.Name) and n.id in renamed:
-                n.id = renamed[n.id]
-
-
-# ---------------------------------------------------------------- exits to flags
-
-class _Loop:
-    def __init__(self, skip, broke):
-        self.skip = skip      # set by continue, break and return: skip the rest of the body
-        self.broke = broke    # set by break and return: leave the loop after this iteration
-        self.used = False
-        self.breaks = False
-
-
-class ExitLowering:
-    """Turn break, continue and return into flags (see the module docstring)."""
-
-    def __init__(self, names, source_map):
-        self.names = names
-        self.source_map = source_map
-        self.returned = None   # flag set by an early return
-        self.retval = None     # the value an early return left
-
-    def lower_function(self, node):
-        # the first pass to see the whole function: rename its locals that would shadow
-        # what generated code reads before any pass builds code around them
-        self.names.rename_reserved(node)
-        body = node.body
-        early = _has_early_return(body)
-        if early:
-            self.returned = self.names.fresh("returned")
-            self.retval = self.names.fresh("result")
-        body = self.lower_block(body, [])
-        if early:
-            body = ([S.assign(self.returned, S.const(False)), S.assign(self.retval, S.const(None))]
-                    + body + [gast.Return(value=S.name(self.retval))])
-        node.body = body
-        return node
-
-    def lower_block(self, stmts, loops):
-        out = []
-        for k, s in enumerate(stmts):
-            exits = _may_exit(s, bool(loops))  # before lowering rewrites the exits away
-            out.extend(self.lower_stmt(s, loops))
-            rest = stmts[k + 1:]
-            if rest and exits:
-                flag = loops[-1].skip if loops else self.returned
-                guarded = self.lower_block(rest, loops)
-                out.append(_copy_location(gast.If(test=S.expr(f"not {flag}"), body=guarded,
-                                                   orelse=[]), rest[0]))
-                break
-        return out
-
-    def lower_stmt(self, s, loops):
-        if isinstance(s, gast.Break):
-            loops[-1].used = loops[-1].breaks = True
-            return [S.assign(loops[-1].skip, S.const(True)),
-                    S.assign(loops[-1].broke, S.const(True))]
-        if isinstance(s, gast.Continue):
-            loops[-1].used = True
-            return [S.assign(loops[-1].skip, S.const(True))]
-        if isinstance(s, gast.Return):
-            if self.returned is None:  # the one final return
-                return [s]
-            value = s.value if s.value is not None else S.const(None)
-            out = [_copy_location(S.assign(self.retval, value), s),
-                   S.assign(self.returned, S.const(True))]
-            for loop in loops:
-                loop.used = loop.breaks = True
-                out += [S.assign(loop.skip, S.const(True)), S.assign(loop.broke, S.const(True))]
-            return out
-        if isinstance(s, gast.If):
-            s.body = self.lower_block(s.body, loops) or [gast.Pass()]
-            s.orelse = self.lower_block(s.orelse, loops)
-            return [s]
-        if isinstance(s, (gast.For, gast.While)):
-            if s.orelse:
-                raise self.source_map.error(s, "a loop's 'else' clause is not supported",
-                                            hint="Use a flag set before 'break' instead.")
-            loop = _Loop(self.names.fresh("skip"), self.names.fresh("broke"))
-            body = self.lower_block(s.body, loops + [loop])
-            if loop.used:
-                body = [S.assign(loop.skip, S.const(False))] + body
-            if loop.breaks:
-                body.append(gast.If(test=S.name(loop.broke), body=[gast.Break()], orelse=[]))
-                s.body = body
-                return [S.assign(loop.broke, S.const(False)), s]
-            s.body = body
-            return [s]
-        return [s]
-
-
-# An elif chain nests one block per arm in the generated code, since each condition is
-# computed in the previous arm's else; Python allows 100 levels.  Longer chains than
-# this are written flat (see _flat_elif).
-FLAT_ELIF = 24
-
-
-def _elif_chain(s):
-    """The arms ``[(test, body, node)]`` of the if/elif chain ``s`` and its final else."""
-    arms = []
-    while True:
-        arms.append((s.test, s.body, s))
-        if len(s.orelse) != 1 or not isinstance(s.orelse[0], gast.If):
-            return arms, s.orelse
-        s = s.orelse[0]
-
-
-def _flat_elif(arms, last, names):
-    """The chain as a sequence of ifs one level deep: each condition is computed only
-    while no earlier one held (``pending``), each body runs if its condition held.
-
-        pending = True                      cond = False
-        if pending: cond = <test>           if cond: <body>
-        pending = pending and not cond      ...   if pending: <else>"""
-    pending = names.fresh("pending")
-    flat = [S.assign(pending, S.const(True))]
-    for test, body, node in arms:
-        cond = names.temp("cond")
-        flat += [S.assign(cond, S.const(False)),
-                 gast.If(test=S.name(pending), body=[_copy_location(S.assign(cond, test),
-                                                                    node)], orelse=[]),
-                 _copy_location(gast.If(test=S.name(cond), body=body, orelse=[]), node),
-                 S.assign(pending, S.expr(f"{pending} and not {cond}"))]
-    if last:
-        flat.append(gast.If(test=S.name(pending), body=last, orelse=[]))
-    return flat
-
-
-def _copy_location(new, old):
-    return gast.copy_location(new, old) if hasattr(old, "lineno") else new
-
-
-def _has_early_return(body):
-    """Whether a return occurs anywhere but as the body's last top-level statement."""
-    for k, s in enumerate(body):
-        last = k == len(body) - 1
-        if isinstance(s, gast.Return):
-            if not last:
-                return True
-        elif any(isinstance(n, gast.Return) for n in gast.walk(s)):
-            return True
-    return False
-
-
-def _may_exit(s, in_loop):
-    """Whether ``s`` may leave the current block early (at this loop level)."""
-    def visit(node, depth):
-        if isinstance(node, gast.Return):
-            return True
-        if isinstance(node, (gast.Break, gast.Continue)):
-            return depth == 0 and in_loop
-        if isinstance(node, (gast.For, gast.While)):
-            return any(visit(c, depth + 1) for c in node.body)
-        if isinstance(node, (gast.FunctionDef, gast.Lambda)):
-            return False
-        return any(visit(c, depth) for c in gast.iter_child_nodes(node))
-    if isinstance(s, (gast.For, gast.While)):
-        return any(isinstance(n, gast.Return) for n in gast.walk(s))
-    return visit(s, 0)
 
 
 # ---------------------------------------------------------------- A-normal form
@@ -488,7 +211,7 @@ class Normalizer:
         arms, last = _elif_chain(s)
         if len(arms) > FLAT_ELIF:
             for flat in _flat_elif(arms, last, self.names):
-                self.stmt(_copy_location(flat, s))
+                self.stmt(copy_location(flat, s))
             return
         test = self.condition(s.test)
         self.emit(gast.If(test=test, body=self.block(s.body), orelse=self.block(s.orelse)
@@ -520,7 +243,7 @@ class Normalizer:
                                orelse=[], type_comment=None), s)
             return
         # for x in xs / enumerate(xs) / zip(xs, ys): index the sequences instead
-        counter, elements = None, []
+        counter = None
         fn = _call_of(iter_, self.resolve)
         if fn is enumerate and isinstance(target, gast.Tuple) and len(target.elts) == 2:
             counter = target.elts[0]
@@ -779,3 +502,40 @@ def _range_call(node, resolve):
     if _call_of(node, resolve) is range and not node.keywords and 1 <= len(node.args) <= 3:
         return node
     return None
+
+
+# An elif chain nests one block per arm in the generated code, since each condition is
+# computed in the previous arm's else; Python allows 100 levels.  Longer chains than
+# this are written flat (see _flat_elif).
+FLAT_ELIF = 24
+
+
+def _elif_chain(s):
+    """The arms ``[(test, body, node)]`` of the if/elif chain ``s`` and its final else."""
+    arms = []
+    while True:
+        arms.append((s.test, s.body, s))
+        if len(s.orelse) != 1 or not isinstance(s.orelse[0], gast.If):
+            return arms, s.orelse
+        s = s.orelse[0]
+
+
+def _flat_elif(arms, last, names):
+    """The chain as a sequence of ifs one level deep: each condition is computed only
+    while no earlier one held (``pending``), each body runs if its condition held.
+
+        pending = True                      cond = False
+        if pending: cond = <test>           if cond: <body>
+        pending = pending and not cond      ...   if pending: <else>"""
+    pending = names.fresh("pending")
+    flat = [S.assign(pending, S.const(True))]
+    for test, body, node in arms:
+        cond = names.temp("cond")
+        flat += [S.assign(cond, S.const(False)),
+                 gast.If(test=S.name(pending), body=[copy_location(S.assign(cond, test),
+                                                                    node)], orelse=[]),
+                 copy_location(gast.If(test=S.name(cond), body=body, orelse=[]), node),
+                 S.assign(pending, S.expr(f"{pending} and not {cond}"))]
+    if last:
+        flat.append(gast.If(test=S.name(pending), body=last, orelse=[]))
+    return flat

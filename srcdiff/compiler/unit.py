@@ -22,7 +22,9 @@ from .contributions import Contributions, resolve_calls
 from .errors import CompileError, InvariantError
 from .facts import gather
 from .forward import Forward, shape_only
-from .normalize import ExitLowering, Names, Normalizer
+from .exits import ExitLowering
+from .names import Names
+from .normalize import Normalizer
 from .optimize import live_names, propagate_copies
 from .parse import parse_function
 from .plan import Namer, Plan, Replay, make_plan
