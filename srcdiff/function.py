@@ -88,13 +88,12 @@ class Function:
         return apply(entry, *inputs)
 
     def _unit(self, active, scalars, lifted):
-        misses = CACHE.misses
-        unit = CACHE.get(self.python_function, active, scalars, lifted)
-        if CACHE.misses == misses:
+        unit, why = CACHE.lookup(self.python_function, active, scalars, lifted)
+        if why is None:
             self.hits += 1
         else:
             self.misses += 1
-            self.last_miss = CACHE.last_miss
+            self.last_miss = why
         return unit
 
     def _implicit_variables(self, args):

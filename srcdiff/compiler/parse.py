@@ -3,10 +3,16 @@ import builtins
 import inspect
 import linecache
 import textwrap
+import threading
 
 import gast
 
 from .errors import CompileError, SourceMap
+
+# Held while syntax trees are built or compiled: CPython 3.11's conversion between C
+# and Python syntax trees keeps one recursion counter per interpreter, and two threads
+# doing it at once fail with "AST constructor recursion depth mismatch" (gh-106905).
+SYNTAX_LOCK = threading.RLock()
 
 
 class Parsed:
@@ -52,6 +58,11 @@ def namespace_of(fn):
 
 def parse_function(fn):
     """Parse ``fn`` (a plain Python function) into a :class:`Parsed`."""
+    with SYNTAX_LOCK:
+        return _parse_function(fn)
+
+
+def _parse_function(fn):
     fn = inspect.unwrap(fn)
     if not inspect.isfunction(fn):
         raise CompileError(f"cannot compile {fn!r}: only Python functions defined with "

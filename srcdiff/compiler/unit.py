@@ -7,6 +7,7 @@ adjoints of the active parameters.  Both are plain NumPy code.
 """
 import copy
 import inspect
+import threading
 import weakref
 
 import gast
@@ -15,7 +16,7 @@ from . import syntax as S
 from .codegen import Refs, compile_source, to_source
 from .errors import CompileError
 from .normalize import ExitLowering, Names, Normalizer
-from .parse import parse_function
+from .parse import SYNTAX_LOCK, parse_function
 from .reverse import Reverser
 
 
@@ -54,21 +55,32 @@ _GONE = object()
 
 
 class Cache:
-    """Compiled units, keyed weakly by code object, then by (active mask, scalar mask)."""
+    """Compiled units, keyed by code object, then by (active mask, scalar mask, fn, lifted).
+
+    Thread-safe: the tables are read and written under a short lock, so hits never
+    wait for a compile.  Compiles run one at a time under ``SYNTAX_LOCK`` (see
+    parse.py); a thread that waited for it looks again before compiling, so
+    concurrent first calls of one function compile it once.  Recursion is detected
+    per thread (the functions *this* thread is compiling): a compile in another
+    thread is never mistaken for recursion.  ``clear()`` swaps in empty tables:
+    calls in flight finish with the units they hold.
+    """
 
     def __init__(self):
         self.units = weakref.WeakKeyDictionary()
         self.hits = 0
         self.misses = 0
         self.last_miss = None
-        self.in_progress = set()
         self.generation = 0
+        self._lock = threading.RLock()
+        self._building = threading.local()  # .markers: what this thread is compiling
 
     def clear(self):
-        self.generation += 1  # callers that kept a unit must ask again
-        self.units = weakref.WeakKeyDictionary()
-        self.hits = self.misses = 0
-        self.last_miss = None
+        with self._lock:
+            self.generation += 1  # callers that kept a unit must ask again
+            self.units = weakref.WeakKeyDictionary()
+            self.hits = self.misses = 0
+            self.last_miss = None
 
     def get(self, fn, active, scalars=None, lifted=()):
         """The unit of ``fn`` with ``active`` parameters (a tuple of bools).
@@ -76,40 +88,53 @@ class Cache:
         ``lifted`` names expressions the function reads (free names, attributes
         of parameters such as ``self.kernel``) that become extra parameters,
         after the real ones: that is how Variables reach compiled code."""
+        return self.lookup(fn, active, scalars, lifted)[0]
+
+    def lookup(self, fn, active, scalars=None, lifted=()):
+        """``(unit, why)``: ``why`` is None for a hit, else why it compiled."""
         fn = inspect.unwrap(fn)
         code = fn.__code__
         scalars = tuple(scalars) if scalars is not None else (False,) * len(active)
         key = (tuple(active), scalars, id(fn), tuple(lifted))
-        per_code = self.units.get(code)
-        if per_code is not None:
-            unit = per_code.get(key)
+        unit, reason = self._find(code, key)
+        if unit is not None:
+            return unit, None
+        with SYNTAX_LOCK:
+            unit, _ = self._find(code, key)  # another thread may have compiled it meanwhile
             if unit is not None:
-                if unit.is_current():
-                    self.hits += 1
-                    return unit
-                reason = "a name the function uses was rebound"
-            else:
-                reason = "first call with these active inputs"
-        else:
-            reason = "first call"
-        self.misses += 1
-        unit = self.build(fn, key)
-        # set after building: compiling the callees records their misses first
-        self.last_miss = f"{fn.__qualname__}: {reason}"
-        self.units.setdefault(code, {})[key] = unit
-        return unit
+                return unit, None
+            built = self.build(fn, key)
+            why = f"{fn.__qualname__}: {reason}"
+            with self._lock:
+                self.misses += 1
+                self.units.setdefault(code, {})[key] = built
+                # set after building: compiling the callees records their misses first
+                self.last_miss = why
+        return built, why
+
+    def _find(self, code, key):
+        """``(unit, None)`` for a current unit (a hit), else ``(None, why it is missing)``."""
+        with self._lock:
+            per_code = self.units.get(code)
+            unit = per_code.get(key) if per_code is not None else None
+            if unit is not None and unit.is_current():
+                self.hits += 1
+                return unit, None
+        return None, ("first call" if per_code is None else "first call with these active "
+                      "inputs" if unit is None else "a name the function uses was rebound")
 
     def build(self, fn, key):
         active, scalars, _, lifted = key
         marker = (fn.__code__, active)
-        if marker in self.in_progress:
+        building = self._building.__dict__.setdefault("markers", set())
+        if marker in building:
             raise CompileError(f"cannot compile the recursive function {fn.__qualname__}",
                                hint="Write the recursion as a loop.")
-        self.in_progress.add(marker)
+        building.add(marker)
         try:
             return compile_unit(fn, active, scalars, self, lifted)
         finally:
-            self.in_progress.discard(marker)
+            building.discard(marker)
 
 
 CACHE = Cache()
