@@ -62,9 +62,10 @@ class Function:
             return self.python_function(*args)
 
     def cache_info(self):
-        """Hits and misses of this function's compile cache, and why it last missed."""
-        units = CACHE.units.get(inspect.unwrap(self.python_function).__code__, {})
-        return CacheInfo(self.hits, self.misses, len(units), self.last_miss)
+        """This function's hits and misses, how many compiled units of it the cache holds,
+        and why it last missed."""
+        size = CACHE.size(inspect.unwrap(self.python_function))
+        return CacheInfo(self.hits, self.misses, size, self.last_miss)
 
     # --- calls ---
     def _call(self, args):

@@ -7,6 +7,7 @@ adjoints of the active parameters.  Both are plain NumPy code.
 """
 import copy
 import inspect
+import linecache
 import threading
 import weakref
 
@@ -21,7 +22,7 @@ from .reverse import Reverser
 
 
 class Unit:
-    __slots__ = ("name", "forward", "backward", "source", "params", "wrt", "fn",
+    __slots__ = ("name", "forward", "backward", "source", "params", "wrt", "_fn",
                  "dependencies", "mutated", "callees", "unconnected", "several",
                  "__weakref__")
 
@@ -33,12 +34,22 @@ class Unit:
         self.source = source
         self.params = params          # all parameter names
         self.wrt = wrt                # the active ones, in order
-        self.fn = fn
+        self._fn = weakref.ref(fn)    # weak: the cache must not keep a function alive
         self.dependencies = dependencies  # (namespace dict, name, object) the code was built on
         self.mutated = mutated        # indices of parameters the function writes into
         self.callees = ()             # the compiled units of the functions it calls
         self.unconnected = ()         # active parameters the result does not depend on
         self.several = False          # whether it returns a tuple of results
+
+    @property
+    def fn(self):
+        """The function compiled, or None once it is gone."""
+        return self._fn()
+
+    @property
+    def filename(self):
+        """The name of the generated code in tracebacks and ``linecache``."""
+        return self.forward.__code__.co_filename
 
     def is_current(self):
         """Whether every free name the code was built on still means the same object."""
@@ -55,7 +66,12 @@ _GONE = object()
 
 
 class Cache:
-    """Compiled units, keyed by code object, then by (active mask, scalar mask, fn, lifted).
+    """Compiled units, keyed weakly by function, then by (active mask, scalar mask, lifted).
+
+    Nothing a unit holds refers to its function (see ``Unit.fn`` and
+    ``codegen.compile_source``), so a function that is dropped, or redefined by
+    re-running its cell, is freed with its units; a unit's ``linecache`` entry is
+    freed with it, and by ``clear()``.
 
     Thread-safe: the tables are read and written under a short lock, so hits never
     wait for a compile.  Compiles run one at a time under ``SYNTAX_LOCK`` (see
@@ -78,7 +94,9 @@ class Cache:
     def clear(self):
         with self._lock:
             self.generation += 1  # callers that kept a unit must ask again
-            self.units = weakref.WeakKeyDictionary()
+            dropped, self.units = list(self.units.values()), weakref.WeakKeyDictionary()
+            for unit in (u for units in dropped for u in units.values()):
+                linecache.cache.pop(unit.filename, None)
             self.hits = self.misses = 0
             self.last_miss = None
 
@@ -93,38 +111,43 @@ class Cache:
     def lookup(self, fn, active, scalars=None, lifted=()):
         """``(unit, why)``: ``why`` is None for a hit, else why it compiled."""
         fn = inspect.unwrap(fn)
-        code = fn.__code__
         scalars = tuple(scalars) if scalars is not None else (False,) * len(active)
-        key = (tuple(active), scalars, id(fn), tuple(lifted))
-        unit, reason = self._find(code, key)
+        key = (tuple(active), scalars, tuple(lifted))
+        unit, reason = self._find(fn, key)
         if unit is not None:
             return unit, None
         with SYNTAX_LOCK:
-            unit, _ = self._find(code, key)  # another thread may have compiled it meanwhile
+            unit, _ = self._find(fn, key)  # another thread may have compiled it meanwhile
             if unit is not None:
                 return unit, None
             built = self.build(fn, key)
             why = f"{fn.__qualname__}: {reason}"
             with self._lock:
                 self.misses += 1
-                self.units.setdefault(code, {})[key] = built
+                self.units.setdefault(fn, {})[key] = built
+                weakref.finalize(built, linecache.cache.pop, built.filename, None)
                 # set after building: compiling the callees records their misses first
                 self.last_miss = why
         return built, why
 
-    def _find(self, code, key):
+    def _find(self, fn, key):
         """``(unit, None)`` for a current unit (a hit), else ``(None, why it is missing)``."""
         with self._lock:
-            per_code = self.units.get(code)
-            unit = per_code.get(key) if per_code is not None else None
+            per_fn = self.units.get(fn)
+            unit = per_fn.get(key) if per_fn is not None else None
             if unit is not None and unit.is_current():
                 self.hits += 1
                 return unit, None
-        return None, ("first call" if per_code is None else "first call with these active "
+        return None, ("first call" if per_fn is None else "first call with these active "
                       "inputs" if unit is None else "a name the function uses was rebound")
 
+    def size(self, fn):
+        """How many units of ``fn`` the cache holds."""
+        with self._lock:
+            return len(self.units.get(fn, ()))
+
     def build(self, fn, key):
-        active, scalars, _, lifted = key
+        active, scalars, lifted = key
         marker = (fn.__code__, active)
         building = self._building.__dict__.setdefault("markers", set())
         if marker in building:
