@@ -11,6 +11,7 @@ import numbers
 import numpy as np
 
 from .compiler.unit import CACHE
+from .function import DERIVATIVES, Derivative, on_tapes
 
 
 _PLAIN = (np.ndarray, float, int)  # the values most calls pass: nothing to unwrap or ask
@@ -64,7 +65,7 @@ class _Units:
     the code was built on changed."""
 
     def __init__(self, fn, positions):
-        self.fn = inspect.unwrap(fn)
+        self.fn = fn
         self.positions = positions
         self.known = {}
         self.generation = CACHE.generation
@@ -129,9 +130,28 @@ def _as_tuple(grads, count):
     return grads if count > 1 else (grads,)
 
 
+def _derivative(kind, f, positions, single):
+    """``(Derivative, function)``: the function is None when ``f`` is not itself a
+    derivative srcdiff made (compiled code computes it); else it computes the
+    ``kind`` (``grad``...) derivative of ``f`` and is registered as one srcdiff made.
+
+    A derivative of a derivative runs on nested eager tapes (``function.on_tapes``):
+    compiling the inner derivative's wrapper is impossible, and compiling the function
+    it wraps instead would give a lower derivative."""
+    derivative = Derivative(kind, f, positions, single)
+    if f not in DERIVATIVES:
+        return derivative, None
+    compute = functools.wraps(f)(on_tapes(derivative))
+    DERIVATIVES[compute] = derivative
+    return derivative, compute
+
+
 def value_and_grad(f, wrt=0, verbose=False):
     """A function returning ``(f(*args), df/d args[wrt])`` through compiled adjoint code."""
     positions, single = _positions(f, wrt)
+    derivative, on_tape = _derivative("value_and_grad", f, positions, single)
+    if on_tape is not None:
+        return on_tape
     units = _Units(f, positions)
     order = sorted(positions)  # the backward pass answers in parameter order
     asked = [order.index(i) for i in positions]
@@ -149,6 +169,7 @@ def value_and_grad(f, wrt=0, verbose=False):
 
     if verbose:
         print(adjoint_source(f, wrt))
+    DERIVATIVES[value_and_gradient] = derivative
     return value_and_gradient
 
 
@@ -156,13 +177,18 @@ def grad(f, wrt=0, verbose=False):
     """A compiled function returning df/dx for the argument(s) ``wrt`` of scalar ``f``.
 
     ``wrt`` is an index or a parameter name (one gradient) or a tuple of them
-    (a tuple of gradients).  Each gradient has its argument's shape and dtype."""
+    (a tuple of gradients).  Each gradient has its argument's shape and dtype.
+    ``sd.grad(sd.grad(f))`` is the second derivative."""
+    derivative, on_tape = _derivative("grad", f, *_positions(f, wrt))
+    if on_tape is not None:
+        return on_tape
     value_and_gradient = value_and_grad(f, wrt, verbose)
 
     @functools.wraps(f)
     def gradient(*args):
         return value_and_gradient(*args)[1]
 
+    DERIVATIVES[gradient] = derivative
     return gradient
 
 
@@ -194,9 +220,12 @@ def _differentiable(value):
 
 def jacobian(f, wrt=0):
     """A function returning the Jacobian of ``f`` with respect to ``args[wrt]``:
-    shape ``output.shape + input.shape`` (a tuple of them for a tuple ``wrt``)."""
+    shape ``output.shape + input.shape`` (a tuple of them for a tuple ``wrt``).
+    ``sd.jacobian(sd.grad(f))`` is the Hessian."""
     positions, single = _positions(f, wrt)
-
+    derivative, on_tape = _derivative("jacobian", f, positions, single)
+    if on_tape is not None:
+        return on_tape
     units = _Units(f, positions)
 
     @functools.wraps(f)
@@ -221,6 +250,7 @@ def jacobian(f, wrt=0):
         ordered = tuple(results[i] for i in positions)
         return ordered[0] if single else ordered
 
+    DERIVATIVES[jac] = derivative
     return jac
 
 

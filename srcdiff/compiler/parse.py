@@ -63,16 +63,16 @@ def parse_function(fn):
 
 
 def _parse_function(fn):
-    fn = inspect.unwrap(fn)
     if not inspect.isfunction(fn):
         raise CompileError(f"cannot compile {fn!r}: only Python functions defined with "
                            "'def' have source to transform")
     if fn.__name__ == "<lambda>":
         raise CompileError(f"cannot compile the lambda {fn!r}: its source is not a "
                            "statement", hint="Define the function with 'def' instead.")
-    filename = inspect.getsourcefile(fn) or fn.__code__.co_filename
+    code = fn.__code__  # not fn: inspect would read the source of fn.__wrapped__
+    filename = inspect.getsourcefile(code) or code.co_filename
     try:
-        lines, first_line = inspect.getsourcelines(fn)
+        lines, first_line = inspect.getsourcelines(code)
     except (OSError, TypeError) as exc:
         raise CompileError(f"cannot read the source of {fn.__qualname__}: {exc}",
                            hint="srcdiff compiles functions defined in a file or a notebook "

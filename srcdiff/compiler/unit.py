@@ -6,9 +6,9 @@ and keeps what the backward pass reads; ``backward(tape, dresult)`` returns the
 adjoints of the active parameters.  Both are plain NumPy code.
 """
 import copy
-import inspect
 import linecache
 import threading
+import types
 import weakref
 
 import gast
@@ -109,8 +109,12 @@ class Cache:
         return self.lookup(fn, active, scalars, lifted)[0]
 
     def lookup(self, fn, active, scalars=None, lifted=()):
-        """``(unit, why)``: ``why`` is None for a hit, else why it compiled."""
-        fn = inspect.unwrap(fn)
+        """``(unit, why)``: ``why`` is None for a hit, else why it compiled.
+
+        A wrapper is compiled as written (a decorator may change the result), never
+        skipped for the function in its ``__wrapped__``; only ``@sd.function``,
+        which computes what it wraps, stands for its ``python_function``."""
+        fn = getattr(fn, "python_function", fn)
         scalars = tuple(scalars) if scalars is not None else (False,) * len(active)
         key = (tuple(active), scalars, tuple(lifted))
         unit, reason = self._find(fn, key)
@@ -155,9 +159,21 @@ class Cache:
                                hint="Write the recursion as a loop.")
         building.add(marker)
         try:
-            return compile_unit(fn, active, scalars, self, lifted)
+            unit = compile_unit(_as_defined(fn), active, scalars, self, lifted)
         finally:
             building.discard(marker)
+        unit._fn = weakref.ref(fn)
+        return unit
+
+
+def _as_defined(fn):
+    """``fn`` under the name its ``def`` gave it.  ``functools.wraps`` names a wrapper
+    after the function it calls; generated code named so would shadow the callee's."""
+    code = fn.__code__
+    if fn.__name__ == code.co_name:
+        return fn
+    return types.FunctionType(code, fn.__globals__, code.co_name, fn.__defaults__,
+                              fn.__closure__)
 
 
 CACHE = Cache()
