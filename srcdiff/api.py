@@ -84,9 +84,7 @@ class _Units:
 def _prepare(units, args):
     args = [a if type(a) in _PLAIN else _raw(a) for a in args]
     unit = units.get(args)
-    for i in unit.mutated:
-        args[i] = np.array(args[i])  # the function writes into it: never into the caller's
-    return unit, args
+    return unit, unit.private(args)
 
 
 def _like(g, arg):

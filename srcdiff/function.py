@@ -85,7 +85,7 @@ class Function:
         raw = [_raw(v) for v in inputs]
         lifted = tuple(expr for expr, _ in variables)
         unit = self._unit(active, tuple(_is_scalar(v) for v in raw), lifted)
-        y, saved = unit.forward(*raw)
+        y, saved = unit.forward(*unit.private(raw))
         if not any(active):
             return _as_output(y, inputs)
         entry = _CompiledCall(self, unit, y, saved, active, args, variables)
@@ -158,7 +158,8 @@ class _CompiledCall:
             unit = self.function._unit(active, tuple(_is_scalar(v) for v in raw),
                                        tuple(expr for expr, _ in self.variables))
             grads = dict(grads)
-            grads[i] = _backward(unit, unit.forward(*raw)[1], _raw(g), active).get(i)
+            saved = unit.forward(*unit.private(raw))[1]
+            grads[i] = _backward(unit, saved, _raw(g), active).get(i)
         return grads.get(i)
 
     def _eager_vjp(self, g, inputs):

@@ -12,6 +12,7 @@ import types
 import weakref
 
 import gast
+import numpy as np
 
 from . import syntax as S
 from .codegen import Refs, compile_source, to_source
@@ -50,6 +51,14 @@ class Unit:
     def filename(self):
         """The name of the generated code in tracebacks and ``linecache``."""
         return self.forward.__code__.co_filename
+
+    def private(self, args):
+        """``args`` (a list, changed in place) with a copy of each argument the
+        function writes into: compiled code never writes into the caller's arrays,
+        which may be a Tensor's, a Variable's or a value saved on a tape."""
+        for i in self.mutated:
+            args[i] = np.array(args[i])
+        return args
 
     def is_current(self):
         """Whether every free name the code was built on still means the same object."""
