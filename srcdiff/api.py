@@ -84,7 +84,7 @@ class _Units:
 def _prepare(units, args):
     args = [a if type(a) in _PLAIN else _raw(a) for a in args]
     unit = units.get(args)
-    return unit, unit.private(args)
+    return unit, args
 
 
 def _like(g, arg):
@@ -158,7 +158,7 @@ def value_and_grad(f, wrt=0, verbose=False):
     @functools.wraps(f)
     def value_and_gradient(*args):
         unit, raw = _prepare(units, args)
-        y, tape = unit.forward(*raw)
+        y, tape = unit.run(raw)
         grads = unit.backward(tape, _scalar_output(f, y))
         if single:
             return y, _like(grads if len(order) == 1 else grads[asked[0]], raw[positions[0]])
@@ -194,7 +194,7 @@ def vjp(f, *args):
     """``(f(*args), pullback)``: ``pullback(dy)`` gives the adjoint of every argument."""
     positions = tuple(i for i, a in enumerate(args) if _differentiable(a))
     unit, raw = _prepare(_Units(f, positions), args)
-    y, tape = unit.forward(*raw)
+    y, tape = unit.run(raw)
 
     def pullback(dy):
         dy = np.asarray(_raw(dy))
@@ -229,7 +229,7 @@ def jacobian(f, wrt=0):
     @functools.wraps(f)
     def jac(*args):
         unit, raw = _prepare(units, args)
-        y, tape = unit.forward(*raw)
+        y, tape = unit.run(raw)
         y = np.asarray(y)
         order = sorted(positions)
         rows = []

@@ -85,7 +85,7 @@ class Function:
         raw = [_raw(v) for v in inputs]
         lifted = tuple(expr for expr, _ in variables)
         unit = self._unit(active, tuple(_is_scalar(v) for v in raw), lifted)
-        y, saved = unit.forward(*unit.private(raw))
+        y, saved = unit.run(raw)
         if not any(active):
             return _as_output(y, inputs)
         entry = _CompiledCall(self, unit, y, saved, active, args, variables)
@@ -158,7 +158,7 @@ class _CompiledCall:
             unit = self.function._unit(active, tuple(_is_scalar(v) for v in raw),
                                        tuple(expr for expr, _ in self.variables))
             grads = dict(grads)
-            saved = unit.forward(*unit.private(raw))[1]
+            saved = unit.run(raw)[1]
             grads[i] = _backward(unit, saved, _raw(g), active).get(i)
         return grads.get(i)
 

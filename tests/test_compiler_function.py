@@ -141,6 +141,25 @@ def test_under_a_tape_an_argument_the_function_writes_into_is_left_alone(make):
     np.testing.assert_allclose(d_writes_into_its_argument(X), expected, rtol=1e-6)
 
 
+def writes_with_out(x):
+    np.sin(x, out=x)
+    return np.sum(x * x)
+
+
+def writes_with_copyto(x):
+    np.copyto(x, 2.0)
+    return np.sum(x * x)
+
+
+@pytest.mark.parametrize("fn", [writes_with_out, writes_with_copyto])
+def test_a_write_the_compiler_does_not_model_raises_and_leaves_the_argument_alone(fn):
+    x = X.copy()
+    for call in (sd.function(fn), sd.grad(fn)):
+        with pytest.raises(sd.CompileError, match="wrote into a read-only array"):
+            call(x)
+        np.testing.assert_array_equal(x, X)
+
+
 # --- under a tape: the eager tape's gradients ---
 
 @pytest.mark.parametrize("scale", [1.0, 0.1])

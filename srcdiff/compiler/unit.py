@@ -52,13 +52,30 @@ class Unit:
         """The name of the generated code in tracebacks and ``linecache``."""
         return self.forward.__code__.co_filename
 
-    def private(self, args):
-        """``args`` (a list, changed in place) with a copy of each argument the
-        function writes into: compiled code never writes into the caller's arrays,
-        which may be a Tensor's, a Variable's or a value saved on a tape."""
-        for i in self.mutated:
-            args[i] = np.array(args[i])
-        return args
+    def run(self, args):
+        """The forward pass: ``(result, tape)``.
+
+        ``args`` (a list) is changed in place to what compiled code may see: a copy
+        of each argument the function writes into, a read-only view of every other
+        array.  Compiled code never writes into the caller's arrays (which may be a
+        Tensor's, a Variable's or a value saved on a tape), and a write the compiler
+        did not model (``out=x``, ``np.copyto(x, v)``) is an error, not a gradient
+        that ignores it."""
+        for i, arg in enumerate(args):
+            if i in self.mutated:
+                args[i] = np.array(arg)
+            elif type(arg) is np.ndarray:
+                args[i] = view = arg.view()
+                view.setflags(write=False)
+        try:
+            return self.forward(*args)
+        except ValueError as exc:
+            if "read-only" not in str(exc):
+                raise
+            raise CompileError(
+                f"{self.name} wrote into a read-only array ({exc}): an argument, written "
+                "in a way srcdiff does not model, or a read-only view",
+                hint="Write into a copy (x = x.copy()) or with x[...] = value.") from None
 
     def is_current(self):
         """Whether every free name the code was built on still means the same object."""
