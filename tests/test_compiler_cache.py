@@ -109,6 +109,29 @@ def test_sd_grad_sees_a_rebound_callee(module):
     np.testing.assert_allclose(sd.grad(module.loss)(X, 1.0), np.exp(X))
 
 
+def make_rebindable():
+    a = 1.0
+
+    def scaled(x):
+        return np.sum(a * np.sin(x))
+
+    def rebind(value):
+        nonlocal a
+        a = value
+    return scaled, rebind
+
+
+def test_a_rebound_closure_cell_recompiles():
+    f, rebind = make_rebindable()
+    gradient, compiled = sd.grad(f), sd.function(f)
+    np.testing.assert_allclose(gradient(X), np.cos(X))
+    assert compiled(X) == pytest.approx(np.sum(np.sin(X)))
+    rebind(3.0)
+    np.testing.assert_allclose(gradient(X), 3 * np.cos(X))
+    assert compiled(X) == pytest.approx(3 * np.sum(np.sin(X)))
+    assert "rebound" in compiled.cache_info().last_miss
+
+
 def test_clear_cache(module):
     f = module.compiled
     f(X, 1.0)

@@ -36,7 +36,7 @@ class Unit:
         self.params = params          # all parameter names
         self.wrt = wrt                # the active ones, in order
         self._fn = weakref.ref(fn)    # weak: the cache must not keep a function alive
-        self.dependencies = dependencies  # (namespace dict, name, object) the code was built on
+        self.dependencies = dependencies  # (namespace or cell, name, object) the code was built on
         self.mutated = mutated        # indices of parameters the function writes into
         self.callees = ()             # the compiled units of the functions it calls
         self.unconnected = ()         # active parameters the result does not depend on
@@ -334,8 +334,23 @@ def _dependencies(fn, parsed):
     if fn.__closure__:
         cells = dict(zip(fn.__code__.co_freevars, fn.__closure__))
     for name in sorted(loaded):
-        if name in cells:
-            continue  # closure cells are fixed per function object, which keys the cache
-        if name in fn.__globals__:
+        if name in cells:  # a cell can be rebound (nonlocal), as a global can
+            deps.append((_Cell(cells[name]), name, parsed.namespace.get(name, _GONE)))
+        elif name in fn.__globals__:
             deps.append((fn.__globals__, name, fn.__globals__[name]))
     return tuple(deps)
+
+
+class _Cell:
+    """A closure cell read as a namespace is, for :meth:`Unit.is_current`."""
+
+    __slots__ = ("cell",)
+
+    def __init__(self, cell):
+        self.cell = cell
+
+    def get(self, name, default):
+        try:
+            return self.cell.cell_contents
+        except ValueError:  # emptied (del) since
+            return default
