@@ -120,3 +120,15 @@ def test_a_gradient_of_a_non_scalar_gradient_is_refused():
         sd.grad(sd.grad(total))(X)
     with pytest.raises(TypeError, match="one array"):
         sd.jacobian(sd.grad(g, wrt=(0, 1)))(0.5, 2.0)
+
+
+class _Callable:
+    def __call__(self, x):
+        return x * x
+
+
+@pytest.mark.parametrize("fn", [np.sin, _Callable(), functools.partial(g, y=2.0)],
+                         ids=["ufunc", "object", "partial"])
+def test_a_callable_that_is_not_a_function_is_refused(fn):
+    with pytest.raises(sd.CompileError, match="only Python functions"):
+        sd.grad(fn)(0.5)

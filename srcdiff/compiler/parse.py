@@ -62,10 +62,15 @@ def parse_function(fn):
         return _parse_function(fn)
 
 
-def _parse_function(fn):
+def check_function(fn):
+    """Raise CompileError unless ``fn`` is a Python function (with code to read)."""
     if not inspect.isfunction(fn):
         raise CompileError(f"cannot compile {fn!r}: only Python functions defined with "
                            "'def' have source to transform")
+
+
+def _parse_function(fn):
+    check_function(fn)
     if fn.__name__ == "<lambda>":
         raise CompileError(f"cannot compile the lambda {fn!r}: its source is not a "
                            "statement", hint="Define the function with 'def' instead.")

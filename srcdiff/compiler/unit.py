@@ -18,7 +18,7 @@ from . import syntax as S
 from .codegen import Refs, compile_source, to_source
 from .errors import CompileError
 from .normalize import ExitLowering, Names, Normalizer
-from .parse import SYNTAX_LOCK, parse_function
+from .parse import SYNTAX_LOCK, check_function, parse_function
 from .reverse import Reverser
 
 
@@ -141,6 +141,7 @@ class Cache:
         skipped for the function in its ``__wrapped__``; only ``@sd.function``,
         which computes what it wraps, stands for its ``python_function``."""
         fn = getattr(fn, "python_function", fn)
+        check_function(fn)  # before it is used as a weak key
         scalars = tuple(scalars) if scalars is not None else (False,) * len(active)
         key = (tuple(active), scalars, tuple(lifted))
         unit, reason = self._find(fn, key)
