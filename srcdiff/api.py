@@ -11,7 +11,7 @@ import numbers
 import numpy as np
 
 from .compiler.unit import CACHE
-from .function import DERIVATIVES, Derivative, on_tapes
+from .function import DERIVATIVES, Derivative, on_tapes, on_tensors, recorded
 
 
 _PLAIN = (np.ndarray, float, int)  # the values most calls pass: nothing to unwrap or ask
@@ -157,6 +157,9 @@ def value_and_grad(f, wrt=0, verbose=False):
 
     @functools.wraps(f)
     def value_and_gradient(*args):
+        taped = recorded(args)
+        if taped is not None:  # an outer tape must see how the gradient depends on them
+            return on_tensors(derivative, taped)
         unit, raw = _prepare(units, args)
         y, tape = unit.run(raw)
         grads = unit.backward(tape, _scalar_output(f, y))
@@ -228,6 +231,9 @@ def jacobian(f, wrt=0):
 
     @functools.wraps(f)
     def jac(*args):
+        taped = recorded(args)
+        if taped is not None:  # an outer tape must see how the Jacobian depends on them
+            return on_tensors(derivative, taped)
         unit, raw = _prepare(units, args)
         y, tape = unit.run(raw)
         y = np.asarray(y)

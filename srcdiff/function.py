@@ -282,6 +282,22 @@ def on_tapes(derivative):
     return compute
 
 
+def recorded(args):
+    """``args`` as a tape sees them (Variables read, which watches them) if a
+    recording tape watches one of them, else None: a derivative computed at them
+    must then be computed on tapes, which that tape records (see :func:`on_tensors`)."""
+    tapes = STATE.tapes
+    if not tapes or not any(isinstance(a, _ArrayLike) for a in args):
+        return None
+    args = [a.read_value() if isinstance(a, Variable) else a for a in args]
+    return args if any(t._tracks_any(args) for t in tapes) else None
+
+
+def on_tensors(derivative, args):
+    """What ``derivative`` gives at ``args``, as Tensors the active tapes record."""
+    return _differentiate(derivative, _tensor_form(derivative.fn), args)
+
+
 def _tensor_form(fn):
     """``fn`` as a function of Tensors whose operations the active tapes record."""
     derivative = DERIVATIVES.get(fn)

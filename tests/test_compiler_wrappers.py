@@ -132,3 +132,25 @@ class _Callable:
 def test_a_callable_that_is_not_a_function_is_refused(fn):
     with pytest.raises(sd.CompileError, match="only Python functions"):
         sd.grad(fn)(0.5)
+
+
+# ------------------------------------------------ derivatives under a tape
+
+def test_a_tape_sees_how_a_gradient_depends_on_what_it_watches():
+    x = sd.constant(0.7, dtype=sd.float64)
+    with sd.GradientTape() as tape:
+        tape.watch(x)
+        y = x * sd.grad(f)(x)
+    assert float(tape.gradient(y, x)) == pytest.approx(df(0.7) + 0.7 * d2f(0.7), rel=1e-12)
+
+
+@pytest.mark.parametrize("make", [sd.constant, sd.Variable], ids=["Tensor", "Variable"])
+def test_a_tape_sees_how_a_jacobian_depends_on_what_it_watches(make):
+    x = make(X)
+    with sd.GradientTape() as tape:
+        tape.watch(x)
+        value, gradient = sd.value_and_grad(total)(x)
+        y = np.sum(sd.jacobian(f)(x)) + gradient[0] + value
+    expected = d2f(X) + df(X)
+    expected[0] += d2f(X[0])
+    np.testing.assert_allclose(tape.gradient(y, x), expected, rtol=1e-12)
