@@ -195,6 +195,11 @@ def grad(f, wrt=0, verbose=False):
 
 def vjp(f, *args):
     """``(f(*args), pullback)``: ``pullback(dy)`` gives the adjoint of every argument."""
+    if f in DERIVATIVES or recorded(args) is not None:
+        raise TypeError(f"sd.vjp runs compiled code on arrays: it cannot differentiate "
+                        f"{f.__qualname__} when it is a derivative srcdiff made, nor be "
+                        "recorded by a tape watching its arguments; use sd.jacobian, or "
+                        "GradientTape.gradient with output_gradients")
     positions = tuple(i for i, a in enumerate(args) if _differentiable(a))
     unit, raw = _prepare(_Units(f, positions), args)
     y, tape = unit.run(raw)

@@ -154,3 +154,15 @@ def test_a_tape_sees_how_a_jacobian_depends_on_what_it_watches(make):
     expected = d2f(X) + df(X)
     expected[0] += d2f(X[0])
     np.testing.assert_allclose(tape.gradient(y, x), expected, rtol=1e-12)
+
+
+def test_sd_vjp_refuses_what_it_cannot_differentiate_exactly():
+    with pytest.raises(TypeError, match="sd.vjp.*derivative srcdiff made"):
+        sd.vjp(sd.grad(f), 0.7)
+    x = sd.constant(X)
+    with sd.GradientTape() as tape:
+        tape.watch(x)
+        with pytest.raises(TypeError, match="recorded by a tape"):
+            sd.vjp(f, x)
+    y, pullback = sd.vjp(f, X)  # not watched: compiled as before
+    np.testing.assert_allclose(pullback(np.ones(3))[0], df(X), rtol=1e-12)
