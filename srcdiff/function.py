@@ -273,11 +273,8 @@ def on_tapes(derivative):
     ``fn`` is itself a derivative srcdiff made) exactly, with nested eager tapes:
     the innermost function runs on Tensors, each derivative level records its
     own tape, and every outer tape records the inner tapes' backward walks."""
-    form = _tensor_form(derivative.fn)
-
     def compute(*args):
-        result = _differentiate(derivative, form, args)
-        return _arrays(result, args, derivative)
+        return _arrays(on_tensors(derivative, args), args, derivative)
 
     return compute
 
@@ -320,10 +317,10 @@ def _differentiate(derivative, form, args):
         y = form(*args)
     zero = UnconnectedGradients.ZERO
     if kind == "jacobian":
-        if not isinstance(y, _ArrayLike):
+        if isinstance(y, tuple):
             raise TypeError(f"sd.jacobian needs a function returning one array, but "
-                            f"{fn.__qualname__} returned {type(y).__name__}; for a function "
-                            "returning a tuple of gradients, take one sd.grad per argument")
+                            f"{fn.__qualname__} returned a tuple; for a tuple of gradients, "
+                            "take the jacobian of one sd.grad per argument")
         grads = [tape.jacobian(y, s, unconnected_gradients=zero) for s in sources]
     else:
         if isinstance(y, tuple) or np.size(_raw(y)) != 1:
