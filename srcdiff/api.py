@@ -12,6 +12,7 @@ import numpy as np
 
 from .compiler.parse import check_function
 from .compiler.unit import CACHE
+from .function import DERIVATIVES, Derivative, on_tapes, on_tensors, recorded
 
 
 _PLAIN = (np.ndarray, float, int)  # the values most calls pass: nothing to unwrap or ask
@@ -65,7 +66,7 @@ class _Units:
     the code was built on changed."""
 
     def __init__(self, fn, positions):
-        self.fn = inspect.unwrap(fn)
+        self.fn = fn
         self.positions = positions
         self.known = {}
         self.generation = CACHE.generation
@@ -84,8 +85,6 @@ class _Units:
 def _prepare(units, args):
     args = [a if type(a) in _PLAIN else _raw(a) for a in args]
     unit = units.get(args)
-    for i in unit.mutated:
-        args[i] = np.array(args[i])  # the function writes into it: never into the caller's
     return unit, args
 
 
@@ -163,10 +162,29 @@ def _as_tuple(grads, count):
     return grads if count > 1 else (grads,)
 
 
+def _derivative(kind, f, positions, single):
+    """``(Derivative, function)``: the function is None when ``f`` is not itself a
+    derivative srcdiff made (compiled code computes it); else it computes the
+    ``kind`` (``grad``...) derivative of ``f`` and is registered as one srcdiff made.
+
+    A derivative of a derivative runs on nested eager tapes (``function.on_tapes``):
+    compiling the inner derivative's wrapper is impossible, and compiling the function
+    it wraps instead would give a lower derivative."""
+    derivative = Derivative(kind, f, positions, single)
+    if f not in DERIVATIVES:
+        return derivative, None
+    compute = functools.wraps(f)(on_tapes(derivative))
+    DERIVATIVES[compute] = derivative
+    return derivative, compute
+
+
 def value_and_grad(f, wrt=0, verbose=False):
     """A function returning ``(f(*args), df/d args[wrt])`` through compiled adjoint code."""
     check_function(f, "sd.value_and_grad")
     positions, single = _positions(f, wrt)
+    derivative, on_tape = _derivative("value_and_grad", f, positions, single)
+    if on_tape is not None:
+        return on_tape
     units = _Units(f, positions)
     order = sorted(set(positions))  # the backward pass answers once a parameter, in order
     asked = [order.index(i) for i in positions]
@@ -174,8 +192,11 @@ def value_and_grad(f, wrt=0, verbose=False):
 
     @functools.wraps(f)
     def value_and_gradient(*args):
+        taped = recorded(args)
+        if taped is not None:  # an outer tape must see how the gradient depends on them
+            return on_tensors(derivative, taped)
         unit, raw = _prepare(units, args)
-        y, tape = unit.forward(*raw)
+        y, tape = unit.run(raw)
         grads = unit.backward(tape, _scalar_output(f, y))
         if single:
             return y, _like(grads if len(order) == 1 else grads[asked[0]], raw[positions[0]])
@@ -184,6 +205,7 @@ def value_and_grad(f, wrt=0, verbose=False):
 
     if verbose:
         print(adjoint_source(f, wrt))
+    DERIVATIVES[value_and_gradient] = derivative
     return value_and_gradient
 
 
@@ -191,23 +213,33 @@ def grad(f, wrt=0, verbose=False):
     """A compiled function returning df/dx for the argument(s) ``wrt`` of scalar ``f``.
 
     ``wrt`` is an index or a parameter name (one gradient) or a tuple of them
-    (a tuple of gradients).  Each gradient has its argument's shape and dtype."""
+    (a tuple of gradients).  Each gradient has its argument's shape and dtype.
+    ``sd.grad(sd.grad(f))`` is the second derivative."""
     check_function(f, "sd.grad")
+    derivative, on_tape = _derivative("grad", f, *_positions(f, wrt))
+    if on_tape is not None:
+        return on_tape
     value_and_gradient = value_and_grad(f, wrt, verbose)
 
     @functools.wraps(f)
     def gradient(*args):
         return value_and_gradient(*args)[1]
 
+    DERIVATIVES[gradient] = derivative
     return gradient
 
 
 def vjp(f, *args):
     """``(f(*args), pullback)``: ``pullback(dy)`` gives the adjoint of every argument."""
     check_function(f, "sd.vjp")
+    if f in DERIVATIVES or recorded(args) is not None:
+        raise TypeError(f"sd.vjp runs compiled code on arrays: it cannot differentiate "
+                        f"{f.__qualname__} when it is a derivative srcdiff made, nor be "
+                        "recorded by a tape watching its arguments; use sd.jacobian, or "
+                        "GradientTape.gradient with output_gradients")
     positions = tuple(i for i, a in enumerate(args) if _differentiable(a))
     unit, raw = _prepare(_Units(f, positions), args)
-    y, tape = unit.forward(*raw)
+    y, tape = unit.run(raw)
     _numeric_output(f, y)
 
     def pullback(dy):
@@ -232,16 +264,22 @@ def _differentiable(value):
 
 def jacobian(f, wrt=0):
     """A function returning the Jacobian of ``f`` with respect to ``args[wrt]``:
-    shape ``output.shape + input.shape`` (a tuple of them for a tuple ``wrt``)."""
+    shape ``output.shape + input.shape`` (a tuple of them for a tuple ``wrt``).
+    ``sd.jacobian(sd.grad(f))`` is the Hessian."""
     check_function(f, "sd.jacobian")
     positions, single = _positions(f, wrt)
-
+    derivative, on_tape = _derivative("jacobian", f, positions, single)
+    if on_tape is not None:
+        return on_tape
     units = _Units(f, positions)
 
     @functools.wraps(f)
     def jac(*args):
+        taped = recorded(args)
+        if taped is not None:  # an outer tape must see how the Jacobian depends on them
+            return on_tensors(derivative, taped)
         unit, raw = _prepare(units, args)
-        y, tape = unit.forward(*raw)
+        y, tape = unit.run(raw)
         _numeric_output(f, y)
         y = np.asarray(y)
         order = sorted(set(positions))
@@ -260,6 +298,7 @@ def jacobian(f, wrt=0):
             results[i] = jac.astype(dtype, copy=False) if dtype.kind in "fc" else jac
         return results[positions[0]] if single else _distinct(results[i] for i in positions)
 
+    DERIVATIVES[jac] = derivative
     return jac
 
 

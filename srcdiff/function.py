@@ -6,13 +6,16 @@ from a global, a closure cell or an attribute of an argument such as
 ``self.kernel``), the call is ONE tape entry whose backward step is the cached
 compiled adjoint.  When that backward step must itself be recorded (an outer
 tape computing a higher derivative), the function is re-run eagerly under a
-tape instead, so every engine gives the eager tape's gradients.
+tape instead, so every engine gives the eager tape's gradients.  Likewise a
+derivative of a derivative that ``sd.grad``, ``sd.value_and_grad`` or
+``sd.jacobian`` made runs on nested eager tapes (see :func:`on_tapes`).
 """
 import collections
 import functools
 import inspect
 import numbers
 import warnings
+import weakref
 
 import gast
 import numpy as np
@@ -23,8 +26,8 @@ from .compiler.parse import check_function, parse_function
 from .compiler.unit import CACHE
 from .ops.array_ops import identity
 from .rules.registry import Rule
-from .tape import GradientTape
-from .tensor import Tensor, Variable, _ArrayLike, _raw, apply
+from .tape import GradientTape, UnconnectedGradients
+from .tensor import Tensor, Variable, _ArrayLike, _raw, apply, convert_to_tensor
 
 CacheInfo = collections.namedtuple("CacheInfo", "hits misses currsize last_miss")
 
@@ -62,9 +65,10 @@ class Function:
             return self.python_function(*args)
 
     def cache_info(self):
-        """Hits and misses of this function's compile cache, and why it last missed."""
-        units = CACHE.units.get(inspect.unwrap(self.python_function).__code__, {})
-        return CacheInfo(self.hits, self.misses, len(units), self.last_miss)
+        """This function's hits and misses, how many compiled units of it the cache holds,
+        and why it last missed."""
+        size = CACHE.size(self.python_function)
+        return CacheInfo(self.hits, self.misses, size, self.last_miss)
 
     # --- calls ---
     def _call(self, args):
@@ -81,20 +85,19 @@ class Function:
         raw = [_raw(v) for v in inputs]
         lifted = tuple(expr for expr, _ in variables)
         unit = self._unit(active, tuple(_is_scalar(v) for v in raw), lifted)
-        y, saved = unit.forward(*raw)
+        y, saved = unit.run(raw)
         if not any(active):
             return _as_output(y, inputs)
         entry = _CompiledCall(self, unit, y, saved, active, args, variables)
         return apply(entry, *inputs)
 
     def _unit(self, active, scalars, lifted):
-        misses = CACHE.misses
-        unit = CACHE.get(self.python_function, active, scalars, lifted)
-        if CACHE.misses == misses:
+        unit, why = CACHE.lookup(self.python_function, active, scalars, lifted)
+        if why is None:
             self.hits += 1
         else:
             self.misses += 1
-            self.last_miss = CACHE.last_miss
+            self.last_miss = why
         return unit
 
     def _implicit_variables(self, args):
@@ -102,7 +105,7 @@ class Function:
         if self._reads is None:
             self._reads = _free_reads(self.python_function)
         found = []
-        fn = inspect.unwrap(self.python_function)
+        fn = self.python_function
         for expr, base, chain in self._reads:
             if base is None:
                 value = _free_value(fn, chain[0])
@@ -155,7 +158,8 @@ class _CompiledCall:
             unit = self.function._unit(active, tuple(_is_scalar(v) for v in raw),
                                        tuple(expr for expr, _ in self.variables))
             grads = dict(grads)
-            grads[i] = _backward(unit, unit.forward(*raw)[1], _raw(g), active).get(i)
+            saved = unit.run(raw)[1]
+            grads[i] = _backward(unit, saved, _raw(g), active).get(i)
         return grads.get(i)
 
     def _eager_vjp(self, g, inputs):
@@ -252,3 +256,99 @@ def _free_reads(fn):
             expr = ".".join([base.id] + chain)
             reads.setdefault(expr, (expr, None, (base.id,) + tuple(chain)))
     return list(reads.values())
+
+
+# --- derivatives of derivatives ---
+
+Derivative = collections.namedtuple("Derivative", "kind fn positions single")
+Derivative.__doc__ = """What a function ``sd.grad``, ``sd.value_and_grad`` or ``sd.jacobian``
+(``kind``) made computes: the derivative of ``fn`` for the arguments ``positions``."""
+
+# The derivative functions srcdiff made.  Not an attribute: functools.wraps copies a
+# function's __dict__, so a user's decorator around one would pass for it.
+DERIVATIVES = weakref.WeakKeyDictionary()
+
+
+def on_tapes(derivative):
+    """A function of arrays computing ``derivative`` (a :class:`Derivative` whose
+    ``fn`` is itself a derivative srcdiff made) exactly, with nested eager tapes:
+    the innermost function runs on Tensors, each derivative level records its
+    own tape, and every outer tape records the inner tapes' backward walks."""
+    def compute(*args):
+        return _arrays(on_tensors(derivative, args), args, derivative)
+
+    return compute
+
+
+def recorded(args):
+    """``args`` as a tape sees them (Variables read, which watches them) if a
+    recording tape watches one of them, else None: a derivative computed at them
+    must then be computed on tapes, which that tape records (see :func:`on_tensors`)."""
+    tapes = STATE.tapes
+    if not tapes or not any(isinstance(a, _ArrayLike) for a in args):
+        return None
+    args = [a.read_value() if isinstance(a, Variable) else a for a in args]
+    return args if any(t._tracks_any(args) for t in tapes) else None
+
+
+def on_tensors(derivative, args):
+    """What ``derivative`` gives at ``args``, as Tensors the active tapes record."""
+    return _differentiate(derivative, _tensor_form(derivative.fn), args)
+
+
+def _tensor_form(fn):
+    """``fn`` as a function of Tensors whose operations the active tapes record."""
+    derivative = DERIVATIVES.get(fn)
+    if derivative is None:
+        return fn  # NumPy functions and operators on Tensors are recorded
+    inner = _tensor_form(derivative.fn)
+    return lambda *args: _differentiate(derivative, inner, args)
+
+
+def _differentiate(derivative, form, args):
+    """What ``derivative`` gives at ``args``, as Tensors, by a tape around ``form``."""
+    kind, fn, positions, single = derivative
+    args = list(args)
+    for i in set(positions):  # a copy each: f(x, x) has two sources
+        args[i] = identity(convert_to_tensor(args[i] if isinstance(args[i], _ArrayLike)
+                                             else np.asarray(args[i])))
+    sources = [args[i] for i in positions]
+    with GradientTape(persistent=kind == "jacobian") as tape:
+        tape.watch(sources)
+        y = form(*args)
+    zero = UnconnectedGradients.ZERO
+    if kind == "jacobian":
+        if isinstance(y, tuple):
+            raise TypeError(f"sd.jacobian needs a function returning one array, but "
+                            f"{fn.__qualname__} returned a tuple; for a tuple of gradients, "
+                            "take the jacobian of one sd.grad per argument")
+        grads = [tape.jacobian(y, s, unconnected_gradients=zero) for s in sources]
+    else:
+        if isinstance(y, tuple) or np.size(_raw(y)) != 1:
+            raise ValueError(f"sd.grad of {fn.__qualname__} needs a scalar output, but it "
+                             f"returned {_describe(y)}; use sd.jacobian for the Jacobian "
+                             "(of a gradient: the Hessian)")
+        grads = tape.gradient(y, sources, unconnected_gradients=zero)
+    grads = grads[0] if single else tuple(grads)
+    return (y, grads) if kind == "value_and_grad" else grads
+
+
+def _describe(y):
+    return "a tuple" if isinstance(y, tuple) else f"shape {np.shape(_raw(y))}"
+
+
+def _arrays(result, args, derivative):
+    """``result`` with NumPy values for Tensors, each derivative in its argument's dtype."""
+    def like(g, arg):
+        g = np.asarray(_raw(g))
+        if type(arg) is float and g.ndim == 0:
+            return float(g)
+        dtype = np.asarray(_raw(arg)).dtype
+        return g.astype(dtype, copy=False) if dtype.kind in "fc" else g
+
+    if derivative.kind == "value_and_grad":
+        value, grads = result
+        return _raw(value), _arrays(grads, args, derivative._replace(kind="grad"))
+    if derivative.single:
+        return like(result, args[derivative.positions[0]])
+    return tuple(like(g, args[i]) for g, i in zip(result, derivative.positions))

@@ -1,11 +1,16 @@
 """The compile cache: a hit does not recompile, a redefined function or a rebound
-callee recompiles (and ``last_miss`` says why), ``sd.clear_cache()`` forgets all."""
+callee recompiles (and ``last_miss`` says why), ``sd.clear_cache()`` forgets all;
+the cache holds functions weakly: dropped functions are freed with their units."""
+import gc
+import linecache
 import textwrap
+import weakref
 
 import numpy as np
 import pytest
 
 import srcdiff as sd
+from srcdiff.compiler.unit import CACHE
 from compiler_programs import import_source
 
 X = np.array([0.3, 0.6, 0.9])
@@ -104,6 +109,29 @@ def test_sd_grad_sees_a_rebound_callee(module):
     np.testing.assert_allclose(sd.grad(module.loss)(X, 1.0), np.exp(X))
 
 
+def make_rebindable():
+    a = 1.0
+
+    def scaled(x):
+        return np.sum(a * np.sin(x))
+
+    def rebind(value):
+        nonlocal a
+        a = value
+    return scaled, rebind
+
+
+def test_a_rebound_closure_cell_recompiles():
+    f, rebind = make_rebindable()
+    gradient, compiled = sd.grad(f), sd.function(f)
+    np.testing.assert_allclose(gradient(X), np.cos(X))
+    assert compiled(X) == pytest.approx(np.sum(np.sin(X)))
+    rebind(3.0)
+    np.testing.assert_allclose(gradient(X), 3 * np.cos(X))
+    assert compiled(X) == pytest.approx(3 * np.sum(np.sin(X)))
+    assert "rebound" in compiled.cache_info().last_miss
+
+
 def test_clear_cache(module):
     f = module.compiled
     f(X, 1.0)
@@ -114,3 +142,71 @@ def test_clear_cache(module):
     f(X, 1.0)
     info = f.cache_info()
     assert info.misses == 2 and info.currsize == 1
+
+
+# ------------------------------------------------ memory over time
+
+def make(a):
+    def scaled(x):
+        return np.sum(a * np.sin(x))
+    return scaled
+
+
+CELL = "import numpy as np\n\n\ndef cell(x):\n    return np.sum(np.cos(x) * x)\n"
+
+
+def _generated_lines():
+    return {name for name in linecache.cache if name.startswith("<srcdiff ")}
+
+
+def _units_of(fn):
+    """Weak references to ``fn`` and its compiled unit (compiling it first)."""
+    unit = CACHE.get(fn, (True,), (False,))
+    return weakref.ref(fn), weakref.ref(unit)
+
+
+def test_dropped_closures_are_freed_with_their_units():
+    sd.clear_cache()
+    lines = _generated_lines()
+    refs = []
+    for k in range(300):
+        f = make(float(k))
+        np.testing.assert_allclose(sd.grad(f)(X), k * np.cos(X))
+        refs.append(_units_of(f))
+    del f
+    gc.collect()
+    assert [r for pair in refs for r in pair if r() is not None] == []
+    assert _generated_lines() == lines  # each unit's source left linecache with it
+
+
+def test_a_rerun_cell_keeps_one_unit():
+    """Re-running a notebook cell redefines its function: the old one and its
+    unit are freed, and ``cache_info`` counts the units of one function only."""
+    sd.clear_cache()
+    filename = "<ipython-input-cache-test>"
+    linecache.cache[filename] = (len(CELL), None, CELL.splitlines(True), filename)
+    namespace = {"__name__": "__main__"}
+    refs = []
+    try:
+        for _ in range(150):
+            exec(compile(CELL, filename, "exec"), namespace)
+            np.testing.assert_allclose(sd.grad(namespace["cell"])(X),
+                                       np.cos(X) - X * np.sin(X))
+            refs.append(_units_of(namespace["cell"]))
+            compiled = sd.function(namespace["cell"])
+            compiled(X)
+            assert compiled.cache_info().currsize == 2  # active and inactive x
+        gc.collect()
+        assert sum(r() is not None for pair in refs for r in pair) == 2  # the last pair
+    finally:
+        del linecache.cache[filename]
+
+
+def test_clear_cache_frees_the_generated_sources():
+    sd.clear_cache()
+    lines = _generated_lines()
+    f = make(2.0)
+    sd.grad(f)(X)
+    assert len(_generated_lines() - lines) == 1
+    sd.clear_cache()
+    assert _generated_lines() == lines

@@ -102,6 +102,64 @@ def test_outside_a_tape_the_arguments_are_left_alone():
     np.testing.assert_array_equal(x, X)
 
 
+def writes_into_its_argument(x):
+    x[0] = 0.0
+    x[1] += 1.0
+    return np.sum(np.sin(x) * x)
+
+
+def d_writes_into_its_argument(x):
+    """The gradient of the function above with respect to the x it was called with."""
+    z = x.copy()
+    z[0], z[1] = 0.0, z[1] + 1.0
+    d = np.cos(z) * z + np.sin(z)
+    d[0] = 0.0
+    return d
+
+
+def test_outside_a_tape_an_argument_the_function_writes_into_is_left_alone():
+    x, t = X.copy(), sd.constant(X)
+    expected = writes_into_its_argument(X.copy())
+    compiled_writer = sd.function(writes_into_its_argument)
+    assert compiled_writer(x) == pytest.approx(expected, rel=1e-12)
+    assert float(compiled_writer(t)) == pytest.approx(expected, rel=1e-12)
+    np.testing.assert_array_equal(x, X)
+    np.testing.assert_array_equal(t.numpy(), X)
+
+
+@pytest.mark.parametrize("make", [sd.constant, sd.Variable], ids=["Tensor", "Variable"])
+def test_under_a_tape_an_argument_the_function_writes_into_is_left_alone(make):
+    x = make(X.copy())
+    with sd.GradientTape(persistent=True) as tape:
+        tape.watch(x)
+        before = x * x  # saves x's value on the tape
+        y = sd.function(writes_into_its_argument)(x)
+    np.testing.assert_array_equal(x.numpy(), X)
+    np.testing.assert_allclose(tape.gradient(y, x), d_writes_into_its_argument(X), rtol=1e-12)
+    np.testing.assert_allclose(tape.gradient(before, x), 2 * X, rtol=1e-12)
+    expected = numerical_grad(lambda v: writes_into_its_argument(v.copy()), X)
+    np.testing.assert_allclose(d_writes_into_its_argument(X), expected, rtol=1e-6)
+
+
+def writes_with_out(x):
+    np.sin(x, out=x)
+    return np.sum(x * x)
+
+
+def writes_with_copyto(x):
+    np.copyto(x, 2.0)
+    return np.sum(x * x)
+
+
+@pytest.mark.parametrize("fn", [writes_with_out, writes_with_copyto])
+def test_a_write_the_compiler_does_not_model_raises_and_leaves_the_argument_alone(fn):
+    x = X.copy()
+    for call in (sd.function(fn), sd.grad(fn)):
+        with pytest.raises(sd.CompileError, match="wrote into a read-only array"):
+            call(x)
+        np.testing.assert_array_equal(x, X)
+
+
 # --- under a tape: the eager tape's gradients ---
 
 @pytest.mark.parametrize("scale", [1.0, 0.1])

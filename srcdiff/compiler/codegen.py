@@ -3,6 +3,7 @@ import ast
 import builtins
 import itertools
 import linecache
+import types
 
 import gast
 import numpy as np
@@ -90,7 +91,12 @@ def to_source(functions):
 
 
 def compile_source(text, namespace, label):
-    """Compile generated ``text``; tracebacks and debuggers can show its lines."""
+    """Compile generated ``text``; tracebacks and debuggers can show its lines.
+
+    The code's globals are only the names of ``namespace`` it reads: a function's
+    own module dictionary holds the function itself, and compiled code that kept
+    it would keep the function alive through the cache.  The caller frees the
+    ``linecache`` entry (named by the code's ``co_filename``) with the code."""
     filename = f"<srcdiff {label} #{next(_counter)}>"
     try:
         code = compile(text, filename, "exec")
@@ -100,6 +106,15 @@ def compile_source(text, namespace, label):
                            hint="Nest fewer blocks: split the function, or replace a long "
                                 "chain of elif or of early exits by a lookup.") from None
     linecache.cache[filename] = (len(text), None, text.splitlines(True), filename)
-    scope = dict(namespace)
+    scope = {name: namespace[name] for name in _names_read(code) if name in namespace}
     exec(code, scope)
     return scope
+
+
+def _names_read(code):
+    """The global (and attribute) names ``code`` and the code nested in it use."""
+    names = set(code.co_names)
+    for const in code.co_consts:
+        if isinstance(const, types.CodeType):
+            names |= _names_read(const)
+    return names

@@ -10,8 +10,8 @@ deeper than the later passes can recurse (``MAX_NESTING``).
 import __future__
 import ast
 import builtins
-import copy
 import contextlib
+import copy
 import functools
 import inspect
 import linecache
@@ -31,6 +31,11 @@ from .errors import CompileError, SourceMap
 # 196 terms, calls nested 130 deep, elif chains of 130 plain arms compile).
 MAX_NESTING = 800
 _FRAMES = {False: 4, True: 6}  # by whether the child sits in a list
+
+# Held while syntax trees are built or compiled: CPython 3.11's conversion between C
+# and Python syntax trees keeps one recursion counter per interpreter, and two threads
+# doing it at once fail with "AST constructor recursion depth mismatch" (gh-106905).
+SYNTAX_LOCK = threading.RLock()
 
 _FUTURE_FLAGS = 0
 for _feature in __future__.all_feature_names:
@@ -96,10 +101,19 @@ def check_function(fn, api):
 
 def parse_function(fn):
     """Parse ``fn`` (a plain Python function) into a :class:`Parsed`."""
-    fn = inspect.unwrap(fn)
+    with SYNTAX_LOCK:
+        return _parse_function(fn)
+
+
+def require_function(fn):
+    """Raise CompileError unless ``fn`` is a Python function (with code to read)."""
     if not inspect.isfunction(fn):
         raise CompileError(f"cannot compile {fn!r}: only Python functions defined with "
                            "'def' have source to transform")
+
+
+def _parse_function(fn):
+    require_function(fn)
     if fn.__name__ == "<lambda>":
         raise CompileError(f"cannot compile the lambda {fn!r}: its source is not a "
                            "statement", hint="Define the function with 'def' instead.")
@@ -115,10 +129,11 @@ def parse_function(fn):
 def read_def(fn):
     """The ``def`` statement of the function ``fn`` (an ``ast`` node), checked to be the
     code that runs, and its :class:`SourceMap`; a CompileError if there is none."""
-    filename = inspect.getsourcefile(fn) or fn.__code__.co_filename
+    code = fn.__code__  # not fn: inspect would read the source of fn.__wrapped__
+    filename = inspect.getsourcefile(code) or code.co_filename
     try:
         # findsource calls linecache.checkcache first: an edited file is read again
-        lines, first_line = inspect.getsourcelines(fn)
+        lines, first_line = inspect.getsourcelines(code)
     except (OSError, TypeError) as exc:
         raise CompileError(f"cannot read the source of {fn.__qualname__}: {exc}",
                            hint="srcdiff compiles functions defined in a file or a notebook "

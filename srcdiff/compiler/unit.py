@@ -6,11 +6,14 @@ and keeps what the backward pass reads; ``backward(tape, dresult)`` returns the
 adjoints of the active parameters.  Both are plain NumPy code.
 """
 import copy
-import inspect
+import linecache
+import threading
+import types
 import weakref
 from dataclasses import dataclass
 
 import gast
+import numpy as np
 
 from . import checks
 from . import syntax as S
@@ -26,12 +29,12 @@ from .exits import ExitLowering
 from .names import Names
 from .normalize import Normalizer
 from .optimize import live_names, propagate_copies
-from .parse import parse_function
+from .parse import SYNTAX_LOCK, parse_function, require_function
 from .plan import Namer, Plan, Replay, make_plan
 
 
 class Unit:
-    __slots__ = ("name", "forward", "backward", "source", "params", "wrt", "fn",
+    __slots__ = ("name", "forward", "backward", "source", "params", "wrt", "_fn",
                  "dependencies", "mutated", "callees", "unconnected", "several",
                  "__weakref__")
 
@@ -43,12 +46,47 @@ class Unit:
         self.source = source
         self.params = params          # all parameter names
         self.wrt = wrt                # the active ones, in order
-        self.fn = fn
-        self.dependencies = dependencies  # (namespace dict, name, object) the code was built on
+        self._fn = weakref.ref(fn)    # weak: the cache must not keep a function alive
+        self.dependencies = dependencies  # (namespace or cell, name, object) the code was built on
         self.mutated = mutated        # indices of parameters the function writes into
         self.callees = ()             # the compiled units of the functions it calls
         self.unconnected = ()         # active parameters the result does not depend on
         self.several = False          # whether it returns a tuple of results
+
+    @property
+    def fn(self):
+        """The function compiled, or None once it is gone."""
+        return self._fn()
+
+    @property
+    def filename(self):
+        """The name of the generated code in tracebacks and ``linecache``."""
+        return self.forward.__code__.co_filename
+
+    def run(self, args):
+        """The forward pass: ``(result, tape)``.
+
+        ``args`` (a list) is changed in place to what compiled code may see: a copy
+        of each argument the function writes into, a read-only view of every other
+        array.  Compiled code never writes into the caller's arrays (which may be a
+        Tensor's, a Variable's or a value saved on a tape), and a write the compiler
+        did not model (``out=x``, ``np.copyto(x, v)``) is an error, not a gradient
+        that ignores it."""
+        for i, arg in enumerate(args):
+            if i in self.mutated:
+                args[i] = np.array(arg)
+            elif type(arg) is np.ndarray:
+                args[i] = view = arg.view()
+                view.setflags(write=False)
+        try:
+            return self.forward(*args)
+        except ValueError as exc:
+            if "read-only" not in str(exc):
+                raise
+            raise CompileError(
+                f"{self.name} wrote into a read-only array ({exc}): an argument, written "
+                "in a way srcdiff does not model, or a read-only view",
+                hint="Write into a copy (x = x.copy()) or with x[...] = value.") from None
 
     def is_current(self):
         """Whether every free name the code was built on still means the same object."""
@@ -65,21 +103,39 @@ _GONE = object()
 
 
 class Cache:
-    """Compiled units, keyed weakly by code object, then by (active mask, scalar mask)."""
+    """Compiled units, keyed weakly by function, then by (active mask, scalar mask, lifted).
+
+    Nothing a unit holds refers to its function (see ``Unit.fn`` and
+    ``codegen.compile_source``), so a function that is dropped, or redefined by
+    re-running its cell, is freed with its units; a unit's ``linecache`` entry is
+    freed with it, and by ``clear()``.
+
+    Thread-safe: the tables are read and written under a short lock, so hits never
+    wait for a compile.  Compiles run one at a time under ``SYNTAX_LOCK`` (see
+    parse.py); a thread that waited for it looks again before compiling, so
+    concurrent first calls of one function compile it once.  Recursion is detected
+    per thread (the functions *this* thread is compiling): a compile in another
+    thread is never mistaken for recursion.  ``clear()`` swaps in empty tables:
+    calls in flight finish with the units they hold.
+    """
 
     def __init__(self):
         self.units = weakref.WeakKeyDictionary()
         self.hits = 0
         self.misses = 0
         self.last_miss = None
-        self.in_progress = set()
         self.generation = 0
+        self._lock = threading.RLock()
+        self._building = threading.local()  # .markers: what this thread is compiling
 
     def clear(self):
-        self.generation += 1  # callers that kept a unit must ask again
-        self.units = weakref.WeakKeyDictionary()
-        self.hits = self.misses = 0
-        self.last_miss = None
+        with self._lock:
+            self.generation += 1  # callers that kept a unit must ask again
+            dropped, self.units = list(self.units.values()), weakref.WeakKeyDictionary()
+            for unit in (u for units in dropped for u in units.values()):
+                linecache.cache.pop(unit.filename, None)
+            self.hits = self.misses = 0
+            self.last_miss = None
 
     def get(self, fn, active, scalars=None, lifted=()):
         """The unit of ``fn`` with ``active`` parameters (a tuple of bools).
@@ -87,40 +143,75 @@ class Cache:
         ``lifted`` names expressions the function reads (free names, attributes
         of parameters such as ``self.kernel``) that become extra parameters,
         after the real ones: that is how Variables reach compiled code."""
-        fn = inspect.unwrap(fn)
-        code = fn.__code__
+        return self.lookup(fn, active, scalars, lifted)[0]
+
+    def lookup(self, fn, active, scalars=None, lifted=()):
+        """``(unit, why)``: ``why`` is None for a hit, else why it compiled.
+
+        A wrapper is compiled as written (a decorator may change the result), never
+        skipped for the function in its ``__wrapped__``; only ``@sd.function``,
+        which computes what it wraps, stands for its ``python_function``."""
+        fn = getattr(fn, "python_function", fn)
+        require_function(fn)  # before it is used as a weak key
         scalars = tuple(scalars) if scalars is not None else (False,) * len(active)
-        key = (tuple(active), scalars, id(fn), tuple(lifted))
-        per_code = self.units.get(code)
-        if per_code is not None:
-            unit = per_code.get(key)
+        key = (tuple(active), scalars, tuple(lifted))
+        unit, reason = self._find(fn, key)
+        if unit is not None:
+            return unit, None
+        with SYNTAX_LOCK:
+            unit, _ = self._find(fn, key)  # another thread may have compiled it meanwhile
             if unit is not None:
-                if unit.is_current():
-                    self.hits += 1
-                    return unit
-                reason = "a name the function uses was rebound"
-            else:
-                reason = "first call with these active inputs"
-        else:
-            reason = "first call"
-        self.misses += 1
-        unit = self.build(fn, key)
-        # set after building: compiling the callees records their misses first
-        self.last_miss = f"{fn.__qualname__}: {reason}"
-        self.units.setdefault(code, {})[key] = unit
-        return unit
+                return unit, None
+            built = self.build(fn, key)
+            why = f"{fn.__qualname__}: {reason}"
+            with self._lock:
+                self.misses += 1
+                self.units.setdefault(fn, {})[key] = built
+                weakref.finalize(built, linecache.cache.pop, built.filename, None)
+                # set after building: compiling the callees records their misses first
+                self.last_miss = why
+        return built, why
+
+    def _find(self, fn, key):
+        """``(unit, None)`` for a current unit (a hit), else ``(None, why it is missing)``."""
+        with self._lock:
+            per_fn = self.units.get(fn)
+            unit = per_fn.get(key) if per_fn is not None else None
+            if unit is not None and unit.is_current():
+                self.hits += 1
+                return unit, None
+        return None, ("first call" if per_fn is None else "first call with these active "
+                      "inputs" if unit is None else "a name the function uses was rebound")
+
+    def size(self, fn):
+        """How many units of ``fn`` the cache holds."""
+        with self._lock:
+            return len(self.units.get(fn, ()))
 
     def build(self, fn, key):
-        active, scalars, _, lifted = key
+        active, scalars, lifted = key
         marker = (fn.__code__, active)
-        if marker in self.in_progress:
+        building = self._building.__dict__.setdefault("markers", set())
+        if marker in building:
             raise CompileError(f"cannot compile the recursive function {fn.__qualname__}",
                                hint="Write the recursion as a loop.")
-        self.in_progress.add(marker)
+        building.add(marker)
         try:
-            return compile_unit(fn, active, scalars, self, lifted)
+            unit = compile_unit(_as_defined(fn), active, scalars, self, lifted)
         finally:
-            self.in_progress.discard(marker)
+            building.discard(marker)
+        unit._fn = weakref.ref(fn)
+        return unit
+
+
+def _as_defined(fn):
+    """``fn`` under the name its ``def`` gave it.  ``functools.wraps`` names a wrapper
+    after the function it calls; generated code named so would shadow the callee's."""
+    code = fn.__code__
+    if fn.__name__ == code.co_name:
+        return fn
+    return types.FunctionType(code, fn.__globals__, code.co_name, fn.__defaults__,
+                              fn.__closure__)
 
 
 CACHE = Cache()
@@ -327,8 +418,23 @@ def _dependencies(fn, parsed):
     if fn.__closure__:
         cells = dict(zip(fn.__code__.co_freevars, fn.__closure__))
     for name in sorted(loaded):
-        if name in cells:
-            continue  # closure cells are fixed per function object, which keys the cache
-        if name in fn.__globals__:
+        if name in cells:  # a cell can be rebound (nonlocal), as a global can
+            deps.append((_Cell(cells[name]), name, parsed.namespace.get(name, _GONE)))
+        elif name in fn.__globals__:
             deps.append((fn.__globals__, name, fn.__globals__[name]))
     return tuple(deps)
+
+
+class _Cell:
+    """A closure cell read as a namespace is, for :meth:`Unit.is_current`."""
+
+    __slots__ = ("cell",)
+
+    def __init__(self, cell):
+        self.cell = cell
+
+    def get(self, name, default):
+        try:
+            return self.cell.cell_contents
+        except ValueError:  # emptied (del) since
+            return default
