@@ -155,7 +155,8 @@ def writes_with_copyto(x):
 def test_a_write_the_compiler_does_not_model_raises_and_leaves_the_argument_alone(fn):
     x = X.copy()
     for call in (sd.function(fn), sd.grad(fn)):
-        with pytest.raises(sd.CompileError, match="wrote into a read-only array"):
+        # refused when compiled (sd.grad: x carries a gradient) or when it runs
+        with pytest.raises(sd.CompileError, match="read-only array|in place"):
             call(x)
         np.testing.assert_array_equal(x, X)
 

@@ -36,26 +36,36 @@ def check_views(facts, source_map):
         _Pair(s, view, base, source_map, numbers, _element(s.value)).walk(facts.body, _DEAD)
 
 
-# Methods that change their object in place, invisibly to the reverse pass.
-MUTATING = {"append", "extend", "insert", "pop", "remove", "clear", "sort", "reverse",
-            "fill", "resize", "put", "itemset", "setfield", "update", "add", "discard"}
-
-
-def check_calls_in_place(facts, varied, source_map):
-    """Raise a CompileError for ``xs.append(v)`` and the like on values that carry a
-    gradient: the change they make is not an assignment, so no adjoint would follow it."""
-    for s in facts.exprs:
+def check_effects(facts, varied, source_map):
+    """Refuse a call that may change a value carrying a gradient in place, which no
+    assignment records (so no adjoint would follow it): a call whose result is
+    discarded (``np.copyto(x, w)``, ``np.add.at(x, i, w)``, ``xs.append(w)``), a call
+    with ``out=``, and a call with no model, when any of them is given a varied value.
+    A primitive with a rule and ``print`` only read their arguments."""
+    for s in facts.exprs + facts.assigns:
         call = s.value
-        if not (isinstance(call, gast.Call) and isinstance(call.func, gast.Attribute)
-                and call.func.attr in MUTATING and isinstance(call.func.value, gast.Name)):
+        if not isinstance(call, gast.Call) or not S.loaded_names(call) & varied:
             continue
-        if S.loaded_names(call) & varied:
-            name = call.func.value.id
-            raise source_map.error(
-                s, f"cannot differentiate {name}.{call.func.attr}(...): it changes {name} "
-                   "in place, which no assignment records",
-                hint="Build the value in one expression instead, e.g. a list literal "
-                     "joined with np.stack, or an array written with x[i] = v.")
+        kind = facts.ops[id(s)].kind
+        if any(k.arg == "out" for k in call.keywords):
+            pass
+        elif isinstance(s, gast.Expr):
+            if kind in (Kind.PRIMITIVE, Kind.NONE) or (isinstance(call.func, gast.Name)
+                                                        and call.func.id == "print"):
+                continue
+        elif kind is not Kind.UNKNOWN:
+            continue
+        what = _unparse(call.func)
+        raise source_map.error(
+            s, f"cannot differentiate through {what}(...) here: it may change a value "
+               "that carries a gradient in place, which no assignment records",
+            hint="Assign the result instead (y = f(x)), without out=; build arrays "
+                 "with x[i] = v or np.stack.")
+
+
+def _unparse(node):
+    import ast
+    return ast.unparse(gast.gast_to_ast(node))
 
 
 def _viewed(value, op):

@@ -28,7 +28,7 @@ class Facts:
     params: tuple           # the parameter names, in order
     body: list              # the normalised statements (the final return last)
     assigns: tuple          # every Assign, in forward order, at any depth
-    ops: MappingProxyType   # id(assign) -> its Op
+    ops: MappingProxyType   # id(assign or expression statement) -> its Op
     statements: MappingProxyType  # id(statement) -> the statement, at any depth
     in_order: tuple         # every statement, in forward (pre-)order: a compound before
                             # the statements inside it
@@ -72,6 +72,7 @@ def gather(body, params, scalar_params, describe):
                 ops[id(s)] = describe(s.value)
             elif isinstance(s, gast.Expr):
                 exprs.append(s)
+                ops[id(s)] = describe(s.value)
             elif isinstance(s, gast.Break):
                 breaking.update(outer)
             elif isinstance(s, gast.If):

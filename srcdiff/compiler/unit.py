@@ -17,7 +17,7 @@ import numpy as np
 
 from . import checks
 from . import syntax as S
-from .aliasing import check_calls_in_place, check_views
+from .aliasing import check_effects, check_views
 from .analysis import Describer, activity, check_modelled, varied_names
 from .backward import Backward
 from .codegen import Refs, compile_source, to_source
@@ -335,7 +335,7 @@ def reverse(parsed, body, wrt, names, refs, compile_call, scalar_params):
     active = activity(facts, wrt) | set(wrt)
     check_modelled(facts, active, source_map)
     check_views(facts, source_map)
-    check_calls_in_place(facts, varied_names(facts, wrt), source_map)
+    check_effects(facts, varied_names(facts, wrt), source_map)
     namer = Namer(names)
     calls, tuples = resolve_calls(facts, active, compile_call, names)
     sequences = facts.packs | tuples
