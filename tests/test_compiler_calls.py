@@ -249,3 +249,24 @@ def passes_an_array_it_then_writes(x):
 ], ids=ids)
 def test_calls_found_by_random_programs(f, args, wrt, eager):
     check_grad(f, args, wrt, eager=eager)
+
+
+def test_a_callee_with_the_callers_name_is_its_own_function(tmp_path):
+    # loss in one module calls loss of another: the generated loss_forward must call
+    # the callee's compiled code, not itself (it recursed forever)
+    from util import module_from_source
+    inner = module_from_source(tmp_path / "inner_loss.py", """
+        import numpy as np
+        def loss(w):
+            return np.sum(w * w)
+    """)
+    outer = module_from_source(tmp_path / "outer_loss.py", """
+        import numpy as np
+        inner = None  # set below: the other module's loss
+        def loss(w):
+            return inner(np.sin(w)) * 2.0
+    """)
+    outer.inner = inner.loss
+    w = np.array([0.3, -1.2])
+    g = sd.grad(outer.loss)(w)
+    np.testing.assert_allclose(g, 4.0 * np.sin(w) * np.cos(w), rtol=1e-12)

@@ -242,6 +242,9 @@ def compile_unit(fn, active, scalars, cache, lifted=()):
     wrt = [p for p, a in zip(params, active) if a]
     scalar_params = {p for p, s in zip(params, scalars) if s}
     refs = Refs(parsed.namespace)
+    name = fn.__name__
+    for own in (f"{name}_forward", f"{name}_backward"):  # taken: a callee of the same
+        refs.bind(object(), own)                          # name is bound under another
 
     def compile_call(callee, mask, callee_scalars, at):
         try:
@@ -253,7 +256,6 @@ def compile_unit(fn, active, scalars, cache, lifted=()):
 
     pair = reverse(parsed, node.body, wrt, names, refs, compile_call, scalar_params)
     forward_code, backward_code, result = pair.forward, pair.backward, pair.result
-    name = fn.__name__
     forward = gast.FunctionDef(
         name=f"{name}_forward", args=copy.deepcopy(node.args), body=forward_code,
         decorator_list=[], returns=None, type_comment=None, type_params=[])
