@@ -363,10 +363,13 @@ def reverse(parsed, body, wrt, names, refs, compile_call, scalar_params):
     contributions = Contributions(facts, active, sequences, calls, refs, namer)
     backward = Backward(facts, active, wrt, sequences, contributions, replay, namer,
                         source_map, forward.computation)
-    backward.emit(Plan(), outputs)  # a draft: its marks say what the adjoints read
+    draft = backward.emit(Plan(), outputs)  # its marks say what the adjoints read
     marks = backward.marks()
     for _ in range(3):
         plan = make_plan(facts, marks, replay.tapes(), namer)
+        if not plan.saves and not plan.recompute_before:
+            code, result = draft  # nothing to restore or re-run: the draft is final
+            break
         code, result = backward.emit(plan, outputs)
         unplanned = {name: at - plan.reads_at.get(name, set())
                      for name, at in backward.reads_at.items() if name in facts.primal}
