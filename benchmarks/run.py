@@ -5,11 +5,12 @@
 Each workload's first row is its baseline; the ratio columns divide each
 system's best (and median) time by the baseline's from the same run, in which
 the systems took turns (see ``_timing.compare``)."""
+import compile_scaling
 import compiler
 import jacobian
 import tape_overhead
 
-WORKLOADS = [tape_overhead, jacobian, compiler]
+WORKLOADS = [tape_overhead, jacobian, compiler, compile_scaling]
 
 
 def print_table(rows):
