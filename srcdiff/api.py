@@ -1,7 +1,7 @@
 """The compiler's functional API: grad, value_and_grad, vjp, jacobian, adjoint_source.
 
 Each compiles the function's adjoint once per choice of active inputs (see
-``compiler.unit.Cache``) and runs the generated forward and backward passes
+``compiler.cache.Cache``) and runs the generated forward and backward passes
 on plain arrays.
 """
 import functools
@@ -11,7 +11,7 @@ import numbers
 import numpy as np
 
 from .compiler.parse import check_function
-from .compiler.unit import CACHE
+from .compiler.cache import CACHE
 from .function import DERIVATIVES, Derivative, on_tapes, on_tensors, recorded
 
 

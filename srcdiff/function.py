@@ -23,7 +23,7 @@ import numpy as np
 from ._recording import STATE
 from .compiler.errors import CompileError
 from .compiler.parse import check_function, parse_function
-from .compiler.unit import CACHE
+from .compiler.cache import CACHE
 from .ops.array_ops import identity
 from .rules.registry import Rule
 from .tape import GradientTape, UnconnectedGradients

@@ -4,7 +4,8 @@ import gast
 from srcdiff.compiler.analysis import Describer
 from srcdiff.compiler.codegen import Refs
 from srcdiff.compiler.facts import gather
-from srcdiff.compiler.unit import CACHE, prepare, reverse
+from srcdiff.compiler.cache import CACHE
+from srcdiff.compiler.unit import prepare, reverse
 
 
 def normalised(fn):

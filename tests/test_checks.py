@@ -12,7 +12,8 @@ import pytest
 from golden import programs
 from srcdiff.compiler import checks
 from srcdiff.compiler.errors import CompileError, InvariantError
-from srcdiff.compiler.unit import CACHE, compile_unit, prepare
+from srcdiff.compiler.cache import CACHE
+from srcdiff.compiler.unit import compile_unit, prepare
 
 NAMESPACE = {**vars(builtins), "np": np}
 

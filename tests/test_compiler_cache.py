@@ -10,7 +10,7 @@ import numpy as np
 import pytest
 
 import srcdiff as sd
-from srcdiff.compiler.unit import CACHE
+from srcdiff.compiler.cache import CACHE
 from compiler_programs import import_source
 
 X = np.array([0.3, 0.6, 0.9])

@@ -12,7 +12,7 @@ import pytest
 
 import srcdiff as sd
 from compiler_programs import check_grad
-from srcdiff.compiler.unit import CACHE
+from srcdiff.compiler.cache import CACHE
 
 
 def stacks(fn, args, wrt):

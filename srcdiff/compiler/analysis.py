@@ -16,7 +16,7 @@ import numpy as np
 from .. import rules
 from ..rules.shapes import SEQUENCE_FORMS, cast
 from . import syntax as S
-from .normalize import STATIC_ATTRIBUTES
+from .anf import STATIC_ATTRIBUTES
 
 BINOPS = {gast.Add: np.add, gast.Sub: np.subtract, gast.Mult: np.multiply,
           gast.Div: np.true_divide, gast.Pow: np.power, gast.MatMult: np.matmul,

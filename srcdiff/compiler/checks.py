@@ -26,7 +26,7 @@ import gast
 
 from . import syntax as S
 from .errors import InvariantError
-from .normalize import KEPT_WHOLE
+from .anf import KEPT_WHOLE
 
 
 def enabled():

@@ -42,34 +42,15 @@ flag test, no loop ``else``, no ``for`` over anything but ``range``.
 import gast
 
 from . import syntax as S
+from .anf import ExpressionLowering
 from .exits import copy_location
-
-# ndarray methods and attributes numeric code uses, as the NumPy functions they are.
-METHODS = {
-    "sum": "sum", "mean": "mean", "max": "max", "min": "min", "prod": "prod", "var": "var",
-    "std": "std", "dot": "dot", "copy": "copy", "flatten": "ravel", "ravel": "ravel",
-    "squeeze": "squeeze", "clip": "clip", "cumsum": "cumsum", "argmax": "argmax",
-    "argmin": "argmin", "conj": "conjugate", "conjugate": "conjugate", "trace": "trace",
-    "swapaxes": "swapaxes", "any": "any", "all": "all", "round": "round",
-}
-VARARG_METHODS = {"reshape": "reshape", "transpose": "transpose"}
-ARRAY_ATTRIBUTES = {"T": "transpose", "real": "real", "imag": "imag"}
-STATIC_ATTRIBUTES = {"shape", "ndim", "size", "dtype", "itemsize", "nbytes"}
-# expressions kept whole: an error later only if an active value flows in
-KEPT_WHOLE = (gast.ListComp, gast.GeneratorExp, gast.SetComp, gast.DictComp, gast.Dict,
-              gast.Set, gast.JoinedStr)
-
 
 # ---------------------------------------------------------------- A-normal form
 
-class Normalizer:
-    """Rewrite a body into A-normal form (see the module docstring)."""
 
-    def __init__(self, names, source_map, resolve):
-        self.names = names
-        self.source_map = source_map
-        self.resolve = resolve   # expr -> object, KeyError for local names
-        self.out = None
+class Normalizer(ExpressionLowering):
+    """Rewrite a body into A-normal form (see the module docstring); the expression
+    half is anf.ExpressionLowering."""
 
     def block(self, stmts):
         saved, self.out = self.out, []
@@ -77,14 +58,6 @@ class Normalizer:
             self.stmt(s)
         block, self.out = self.out, saved
         return block or [gast.Pass()]
-
-    def emit(self, node, like=None):
-        """Append ``node``; new nodes inside it take the location of ``like``."""
-        if like is not None and hasattr(like, "lineno"):
-            for n in gast.walk(node):
-                if isinstance(n, (gast.stmt, gast.expr)) and not hasattr(n, "lineno"):
-                    gast.copy_location(n, like)
-        self.out.append(node)
 
     # --- statements ---
     def stmt(self, s):
@@ -286,179 +259,43 @@ class Normalizer:
             return S.name(fresh)
         return bound
 
-    # --- expressions ---
-    def condition(self, test, hint="cond"):
-        """A name holding the truth value of ``test`` (kept whole: bools have no adjoint)."""
-        if isinstance(test, gast.Name):
-            return test
-        if isinstance(test, gast.Constant):
-            return test
-        if S.is_boolean(test):
-            value = self.inactive(test)
-        else:
-            value = self.simple(test, hint)
-        name = self.names.temp(hint) if hint == "cond" else hint
-        self.emit(S.assign(name, value), test)
-        return S.name(name)
-
-    def inactive(self, node):
-        """An expression evaluated as written (a condition: its value is a bool)."""
-        for n in gast.walk(node):
-            if isinstance(n, gast.NamedExpr):  # it binds a name no assignment records
-                raise self.source_map.error(n, "the walrus operator is not supported",
-                                            hint="Assign on a line of its own.")
-        return node
-
-    def atom(self, node, hint, force_temp=False):
-        """A Name or Constant holding the value of ``node``."""
-        if S.is_atom(node) and not force_temp:
-            return node
-        if self.is_static(node) and not force_temp:
-            return node
-        value = self.simple(node, hint)
-        name = self.names.temp(hint)
-        self.emit(S.assign(name, value), node)
-        return S.name(name)
-
-    def is_static(self, node):
-        """A module attribute such as ``np.pi`` or ``np.float32``: a constant here."""
-        if isinstance(node, gast.Attribute):
-            try:
-                obj = self.resolve(node)
-            except KeyError:
-                return False
-            return not callable(obj) or isinstance(obj, type)
-        return False
-
-    def simple(self, node, hint):
-        """One primitive operation on atoms that computes ``node``."""
-        if S.is_atom(node) or self.is_static(node):
-            return node
-        if isinstance(node, gast.BinOp):
-            return gast.BinOp(left=self.atom(node.left, hint), op=node.op,
-                              right=self.atom(node.right, hint))
-        if isinstance(node, gast.UnaryOp):
-            if isinstance(node.op, gast.Not):
-                return self.inactive(node)
-            operand = self.atom(node.operand, hint)
-            if isinstance(node.op, gast.UAdd):
-                return operand
-            if isinstance(operand, gast.Constant) and isinstance(node.op, gast.USub):
-                return S.const(-operand.value)
-            return gast.UnaryOp(op=node.op, operand=operand)
-        if S.is_boolean(node):
-            return self.inactive(node)
-        if isinstance(node, gast.Call):
-            return self.call(node, hint)
-        if isinstance(node, gast.Subscript):
-            value = self.atom(node.value, hint)
-            return gast.Subscript(value=value, slice=self.index(node.slice, hint),
-                                  ctx=gast.Load())
-        if isinstance(node, gast.Attribute):
-            return self.attribute(node, hint)
-        if isinstance(node, gast.IfExp):
-            name = self.names.temp(hint)
-            test = self.condition(node.test)
-            saved, self.out = self.out, []
-            self.emit(S.assign(name, self.simple(node.body, hint)), node)
-            body, self.out = self.out, []
-            self.emit(S.assign(name, self.simple(node.orelse, hint)), node)
-            orelse, self.out = self.out, saved
-            self.emit(gast.If(test=test, body=body, orelse=orelse), node)
-            return S.name(name)
-        if isinstance(node, (gast.Tuple, gast.List)):
-            elts = [self.atom(e, hint) for e in node.elts]
-            return type(node)(elts=elts, ctx=gast.Load())
-        if isinstance(node, gast.Lambda):
-            raise self.source_map.error(node, "a lambda is not supported: its body cannot be "
-                                        "differentiated where it is called",
-                                        hint="Define it with 'def' at module level.")
-        if isinstance(node, KEPT_WHOLE):
-            return node  # kept whole: an error later only if an active value flows in
-        if isinstance(node, (gast.Yield, gast.YieldFrom)):
-            raise self.source_map.error(node, "generators are not supported",
-                                        hint="Return a list or an array instead of yielding.")
-        if isinstance(node, gast.NamedExpr):
-            raise self.source_map.error(node, "the walrus operator is not supported",
-                                        hint="Assign on a line of its own.")
-        raise self.source_map.error(node, f"'{type(node).__name__}' expressions are not "
-                                    "supported")
-
-    def index(self, node, hint):
-        """An index whose parts are atoms: ``x[i, 1:n]``, ``x[:, None]``."""
-        if isinstance(node, gast.Slice):
-            parts = [None if p is None else self.atom(p, "i") for p in
-                     (node.lower, node.upper, node.step)]
-            return gast.Slice(lower=parts[0], upper=parts[1], step=parts[2])
-        if isinstance(node, gast.Tuple):
-            return gast.Tuple(elts=[self.index(e, hint) for e in node.elts], ctx=gast.Load())
-        if isinstance(node, gast.Constant) or (isinstance(node, gast.Attribute)
-                                               and self.is_static(node)):
-            return node
-        return self.atom(node, "i")
-
-    def attribute(self, node, hint):
-        value = node.value
-        try:
-            self.resolve(node)
-            return node  # a module-level object, e.g. np.newaxis
-        except KeyError:
-            pass
-        if node.attr in STATIC_ATTRIBUTES:
-            return gast.Attribute(value=self.atom(value, hint), attr=node.attr, ctx=gast.Load())
-        if node.attr in ARRAY_ATTRIBUTES:
-            return _np_call(ARRAY_ATTRIBUTES[node.attr], [self.atom(value, hint)], [])
-        return gast.Attribute(value=self.atom(value, hint), attr=node.attr, ctx=gast.Load())
-
-    def call(self, node, hint):
-        func = node.func
-        if any(isinstance(a, gast.Starred) for a in node.args) or any(
-                k.arg is None for k in node.keywords):
-            raise self.source_map.error(node, "calls with *args or **kwargs are not supported",
-                                        hint="Pass the arguments one by one.")
-        if isinstance(func, gast.Attribute) and not self._resolves(func):
-            # a method of a local value: x.sum(axis=0) -> np.sum(x, axis=0)
-            obj = self.atom(func.value, hint)
-            args = [self.call_arg(a, hint) for a in node.args]
-            keywords = [gast.keyword(arg=k.arg, value=self.call_arg(k.value, hint))
-                        for k in node.keywords]
-            if func.attr in METHODS:
-                return _np_call(METHODS[func.attr], [obj] + args, keywords)
-            if func.attr in VARARG_METHODS:
-                if len(args) != 1:
-                    args = [gast.Tuple(elts=args, ctx=gast.Load())] if args else []
-                return _np_call(VARARG_METHODS[func.attr], [obj] + args, keywords)
-            if func.attr == "astype":
-                return gast.Call(func=S.name("cast"), args=[obj] + args, keywords=keywords)
-            if func.attr == "item":
-                return gast.Call(func=S.name("float"), args=[obj], keywords=[])
-            return gast.Call(func=gast.Attribute(value=obj, attr=func.attr, ctx=gast.Load()),
-                             args=args, keywords=keywords)
-        args = [self.call_arg(a, hint) for a in node.args]
-        keywords = [gast.keyword(arg=k.arg, value=self.call_arg(k.value, hint))
-                    for k in node.keywords]
-        if not isinstance(func, (gast.Name, gast.Attribute)):
-            func = self.atom(func, hint)
-        return gast.Call(func=func, args=args, keywords=keywords)
-
-    def call_arg(self, node, hint):
-        if isinstance(node, (gast.List, gast.Tuple)):  # np.stack([a, b]), shapes (2, 3)
-            return type(node)(elts=[self.call_arg(e, hint) for e in node.elts], ctx=gast.Load())
-        if S.is_boolean(node):
-            return self.atom(node, "cond")
-        return self.atom(node, hint)
-
-    def _resolves(self, node):
-        try:
-            self.resolve(node)
-            return True
-        except KeyError:
-            return False
 
 
-def _np_call(name, args, keywords):
-    return gast.Call(func=gast.Attribute(value=S.name("np"), attr=name, ctx=gast.Load()),
-                     args=args, keywords=keywords)
+# An elif chain nests one block per arm in the generated code, since each condition is
+# computed in the previous arm's else; Python allows 100 levels.  Longer chains than
+# this are written flat (see _flat_elif).
+FLAT_ELIF = 24
+
+
+def _elif_chain(s):
+    """The arms ``[(test, body, node)]`` of the if/elif chain ``s`` and its final else."""
+    arms = []
+    while True:
+        arms.append((s.test, s.body, s))
+        if len(s.orelse) != 1 or not isinstance(s.orelse[0], gast.If):
+            return arms, s.orelse
+        s = s.orelse[0]
+
+
+def _flat_elif(arms, last, names):
+    """The chain as a sequence of ifs one level deep: each condition is computed only
+    while no earlier one held (``pending``), each body runs if its condition held.
+
+        pending = True                      cond = False
+        if pending: cond = <test>           if cond: <body>
+        pending = pending and not cond      ...   if pending: <else>"""
+    pending = names.fresh("pending")
+    flat = [S.assign(pending, S.const(True))]
+    for test, body, node in arms:
+        cond = names.temp("cond")
+        flat += [S.assign(cond, S.const(False)),
+                 gast.If(test=S.name(pending), body=[copy_location(S.assign(cond, test),
+                                                                    node)], orelse=[]),
+                 copy_location(gast.If(test=S.name(cond), body=body, orelse=[]), node),
+                 S.assign(pending, S.expr(f"{pending} and not {cond}"))]
+    if last:
+        flat.append(gast.If(test=S.name(pending), body=last, orelse=[]))
+    return flat
 
 
 def _as_load(target):
@@ -503,39 +340,3 @@ def _range_call(node, resolve):
         return node
     return None
 
-
-# An elif chain nests one block per arm in the generated code, since each condition is
-# computed in the previous arm's else; Python allows 100 levels.  Longer chains than
-# this are written flat (see _flat_elif).
-FLAT_ELIF = 24
-
-
-def _elif_chain(s):
-    """The arms ``[(test, body, node)]`` of the if/elif chain ``s`` and its final else."""
-    arms = []
-    while True:
-        arms.append((s.test, s.body, s))
-        if len(s.orelse) != 1 or not isinstance(s.orelse[0], gast.If):
-            return arms, s.orelse
-        s = s.orelse[0]
-
-
-def _flat_elif(arms, last, names):
-    """The chain as a sequence of ifs one level deep: each condition is computed only
-    while no earlier one held (``pending``), each body runs if its condition held.
-
-        pending = True                      cond = False
-        if pending: cond = <test>           if cond: <body>
-        pending = pending and not cond      ...   if pending: <else>"""
-    pending = names.fresh("pending")
-    flat = [S.assign(pending, S.const(True))]
-    for test, body, node in arms:
-        cond = names.temp("cond")
-        flat += [S.assign(cond, S.const(False)),
-                 gast.If(test=S.name(pending), body=[copy_location(S.assign(cond, test),
-                                                                    node)], orelse=[]),
-                 copy_location(gast.If(test=S.name(cond), body=body, orelse=[]), node),
-                 S.assign(pending, S.expr(f"{pending} and not {cond}"))]
-    if last:
-        flat.append(gast.If(test=S.name(pending), body=last, orelse=[]))
-    return flat

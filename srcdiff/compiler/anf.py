@@ -1,0 +1,219 @@
+"""Expressions to atoms: the expression half of the normaliser (normalize.py).
+
+:class:`ExpressionLowering` turns an expression into one operation on atoms
+(``simple``) or into an atom (``atom``), emitting an assignment to a fresh name for
+each operation it takes out; conditions are kept whole (their value is a bool);
+methods and array attributes become NumPy calls.  Invariant: what ``atom`` returns
+is a name or a constant (or a module constant such as ``np.pi``), and each
+statement emitted is in the grammar of normalize.py's docstring.
+"""
+import gast
+
+from . import syntax as S
+
+
+# ndarray methods and attributes numeric code uses, as the NumPy functions they are.
+METHODS = {
+    "sum": "sum", "mean": "mean", "max": "max", "min": "min", "prod": "prod", "var": "var",
+    "std": "std", "dot": "dot", "copy": "copy", "flatten": "ravel", "ravel": "ravel",
+    "squeeze": "squeeze", "clip": "clip", "cumsum": "cumsum", "argmax": "argmax",
+    "argmin": "argmin", "conj": "conjugate", "conjugate": "conjugate", "trace": "trace",
+    "swapaxes": "swapaxes", "any": "any", "all": "all", "round": "round",
+}
+VARARG_METHODS = {"reshape": "reshape", "transpose": "transpose"}
+ARRAY_ATTRIBUTES = {"T": "transpose", "real": "real", "imag": "imag"}
+STATIC_ATTRIBUTES = {"shape", "ndim", "size", "dtype", "itemsize", "nbytes"}
+# expressions kept whole: an error later only if an active value flows in
+KEPT_WHOLE = (gast.ListComp, gast.GeneratorExp, gast.SetComp, gast.DictComp, gast.Dict,
+              gast.Set, gast.JoinedStr)
+
+
+class ExpressionLowering:
+    def __init__(self, names, source_map, resolve):
+        self.names = names
+        self.source_map = source_map
+        self.resolve = resolve   # expr -> object, KeyError for local names
+        self.out = None          # the statements emitted so far, in the current block
+
+    def emit(self, node, like=None):
+        """Append ``node``; new nodes inside it take the location of ``like``."""
+        if like is not None and hasattr(like, "lineno"):
+            for n in gast.walk(node):
+                if isinstance(n, (gast.stmt, gast.expr)) and not hasattr(n, "lineno"):
+                    gast.copy_location(n, like)
+        self.out.append(node)
+
+    def condition(self, test, hint="cond"):
+        """A name holding the truth value of ``test`` (kept whole: bools have no adjoint)."""
+        if isinstance(test, gast.Name):
+            return test
+        if isinstance(test, gast.Constant):
+            return test
+        if S.is_boolean(test):
+            value = self.inactive(test)
+        else:
+            value = self.simple(test, hint)
+        name = self.names.temp(hint) if hint == "cond" else hint
+        self.emit(S.assign(name, value), test)
+        return S.name(name)
+
+    def inactive(self, node):
+        """An expression evaluated as written (a condition: its value is a bool)."""
+        for n in gast.walk(node):
+            if isinstance(n, gast.NamedExpr):  # it binds a name no assignment records
+                raise self.source_map.error(n, "the walrus operator is not supported",
+                                            hint="Assign on a line of its own.")
+        return node
+
+    def atom(self, node, hint, force_temp=False):
+        """A Name or Constant holding the value of ``node``."""
+        if S.is_atom(node) and not force_temp:
+            return node
+        if self.is_static(node) and not force_temp:
+            return node
+        value = self.simple(node, hint)
+        name = self.names.temp(hint)
+        self.emit(S.assign(name, value), node)
+        return S.name(name)
+
+    def is_static(self, node):
+        """A module attribute such as ``np.pi`` or ``np.float32``: a constant here."""
+        if isinstance(node, gast.Attribute):
+            try:
+                obj = self.resolve(node)
+            except KeyError:
+                return False
+            return not callable(obj) or isinstance(obj, type)
+        return False
+
+    def simple(self, node, hint):
+        """One primitive operation on atoms that computes ``node``."""
+        if S.is_atom(node) or self.is_static(node):
+            return node
+        if isinstance(node, gast.BinOp):
+            return gast.BinOp(left=self.atom(node.left, hint), op=node.op,
+                              right=self.atom(node.right, hint))
+        if isinstance(node, gast.UnaryOp):
+            if isinstance(node.op, gast.Not):
+                return self.inactive(node)
+            operand = self.atom(node.operand, hint)
+            if isinstance(node.op, gast.UAdd):
+                return operand
+            if isinstance(operand, gast.Constant) and isinstance(node.op, gast.USub):
+                return S.const(-operand.value)
+            return gast.UnaryOp(op=node.op, operand=operand)
+        if S.is_boolean(node):
+            return self.inactive(node)
+        if isinstance(node, gast.Call):
+            return self.call(node, hint)
+        if isinstance(node, gast.Subscript):
+            value = self.atom(node.value, hint)
+            return gast.Subscript(value=value, slice=self.index(node.slice, hint),
+                                  ctx=gast.Load())
+        if isinstance(node, gast.Attribute):
+            return self.attribute(node, hint)
+        if isinstance(node, gast.IfExp):
+            name = self.names.temp(hint)
+            test = self.condition(node.test)
+            saved, self.out = self.out, []
+            self.emit(S.assign(name, self.simple(node.body, hint)), node)
+            body, self.out = self.out, []
+            self.emit(S.assign(name, self.simple(node.orelse, hint)), node)
+            orelse, self.out = self.out, saved
+            self.emit(gast.If(test=test, body=body, orelse=orelse), node)
+            return S.name(name)
+        if isinstance(node, (gast.Tuple, gast.List)):
+            elts = [self.atom(e, hint) for e in node.elts]
+            return type(node)(elts=elts, ctx=gast.Load())
+        if isinstance(node, gast.Lambda):
+            raise self.source_map.error(node, "a lambda is not supported: its body cannot be "
+                                        "differentiated where it is called",
+                                        hint="Define it with 'def' at module level.")
+        if isinstance(node, KEPT_WHOLE):
+            return node  # kept whole: an error later only if an active value flows in
+        if isinstance(node, (gast.Yield, gast.YieldFrom)):
+            raise self.source_map.error(node, "generators are not supported",
+                                        hint="Return a list or an array instead of yielding.")
+        if isinstance(node, gast.NamedExpr):
+            raise self.source_map.error(node, "the walrus operator is not supported",
+                                        hint="Assign on a line of its own.")
+        raise self.source_map.error(node, f"'{type(node).__name__}' expressions are not "
+                                    "supported")
+
+    def index(self, node, hint):
+        """An index whose parts are atoms: ``x[i, 1:n]``, ``x[:, None]``."""
+        if isinstance(node, gast.Slice):
+            parts = [None if p is None else self.atom(p, "i") for p in
+                     (node.lower, node.upper, node.step)]
+            return gast.Slice(lower=parts[0], upper=parts[1], step=parts[2])
+        if isinstance(node, gast.Tuple):
+            return gast.Tuple(elts=[self.index(e, hint) for e in node.elts], ctx=gast.Load())
+        if isinstance(node, gast.Constant) or (isinstance(node, gast.Attribute)
+                                               and self.is_static(node)):
+            return node
+        return self.atom(node, "i")
+
+    def attribute(self, node, hint):
+        value = node.value
+        try:
+            self.resolve(node)
+            return node  # a module-level object, e.g. np.newaxis
+        except KeyError:
+            pass
+        if node.attr in STATIC_ATTRIBUTES:
+            return gast.Attribute(value=self.atom(value, hint), attr=node.attr, ctx=gast.Load())
+        if node.attr in ARRAY_ATTRIBUTES:
+            return _np_call(ARRAY_ATTRIBUTES[node.attr], [self.atom(value, hint)], [])
+        return gast.Attribute(value=self.atom(value, hint), attr=node.attr, ctx=gast.Load())
+
+    def call(self, node, hint):
+        func = node.func
+        if any(isinstance(a, gast.Starred) for a in node.args) or any(
+                k.arg is None for k in node.keywords):
+            raise self.source_map.error(node, "calls with *args or **kwargs are not supported",
+                                        hint="Pass the arguments one by one.")
+        if isinstance(func, gast.Attribute) and not self._resolves(func):
+            # a method of a local value: x.sum(axis=0) -> np.sum(x, axis=0)
+            obj = self.atom(func.value, hint)
+            args = [self.call_arg(a, hint) for a in node.args]
+            keywords = [gast.keyword(arg=k.arg, value=self.call_arg(k.value, hint))
+                        for k in node.keywords]
+            if func.attr in METHODS:
+                return _np_call(METHODS[func.attr], [obj] + args, keywords)
+            if func.attr in VARARG_METHODS:
+                if len(args) != 1:
+                    args = [gast.Tuple(elts=args, ctx=gast.Load())] if args else []
+                return _np_call(VARARG_METHODS[func.attr], [obj] + args, keywords)
+            if func.attr == "astype":
+                return gast.Call(func=S.name("cast"), args=[obj] + args, keywords=keywords)
+            if func.attr == "item":
+                return gast.Call(func=S.name("float"), args=[obj], keywords=[])
+            return gast.Call(func=gast.Attribute(value=obj, attr=func.attr, ctx=gast.Load()),
+                             args=args, keywords=keywords)
+        args = [self.call_arg(a, hint) for a in node.args]
+        keywords = [gast.keyword(arg=k.arg, value=self.call_arg(k.value, hint))
+                    for k in node.keywords]
+        if not isinstance(func, (gast.Name, gast.Attribute)):
+            func = self.atom(func, hint)
+        return gast.Call(func=func, args=args, keywords=keywords)
+
+    def call_arg(self, node, hint):
+        if isinstance(node, (gast.List, gast.Tuple)):  # np.stack([a, b]), shapes (2, 3)
+            return type(node)(elts=[self.call_arg(e, hint) for e in node.elts], ctx=gast.Load())
+        if S.is_boolean(node):
+            return self.atom(node, "cond")
+        return self.atom(node, hint)
+
+    def _resolves(self, node):
+        try:
+            self.resolve(node)
+            return True
+        except KeyError:
+            return False
+
+
+def _np_call(name, args, keywords):
+    return gast.Call(func=gast.Attribute(value=S.name("np"), attr=name, ctx=gast.Load()),
+                     args=args, keywords=keywords)
+
+

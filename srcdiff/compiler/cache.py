@@ -1,0 +1,148 @@
+"""The compile cache: compiled units by function, built on first use.
+
+Invariant: a unit in the cache was compiled from its function's current code and
+the objects its free names meant then (``Unit.is_current``); functions are held
+weakly, so a dropped function frees its units and their generated sources; one
+compile runs at a time (``SYNTAX_LOCK``), and a thread that waited looks again
+before compiling, so concurrent first calls compile once.
+"""
+import contextlib
+import gc
+import linecache
+import threading
+import types
+import weakref
+
+from .errors import CompileError
+from .parse import SYNTAX_LOCK, require_function
+from .unit import compile_unit
+
+
+class Cache:
+    """Compiled units, keyed weakly by function, then by (active mask, scalar mask, lifted).
+
+    Nothing a unit holds refers to its function (see ``Unit.fn`` and
+    ``codegen.compile_source``), so a function that is dropped, or redefined by
+    re-running its cell, is freed with its units; a unit's ``linecache`` entry is
+    freed with it, and by ``clear()``.
+
+    Thread-safe: the tables are read and written under a short lock, so hits never
+    wait for a compile.  Compiles run one at a time under ``SYNTAX_LOCK`` (see
+    parse.py); a thread that waited for it looks again before compiling, so
+    concurrent first calls of one function compile it once.  Recursion is detected
+    per thread (the functions *this* thread is compiling): a compile in another
+    thread is never mistaken for recursion.  ``clear()`` swaps in empty tables:
+    calls in flight finish with the units they hold.
+    """
+
+    def __init__(self):
+        self.units = weakref.WeakKeyDictionary()
+        self.hits = 0
+        self.misses = 0
+        self.last_miss = None
+        self.generation = 0
+        self._lock = threading.RLock()
+        self._building = threading.local()  # .markers: what this thread is compiling
+
+    def clear(self):
+        with self._lock:
+            self.generation += 1  # callers that kept a unit must ask again
+            dropped, self.units = list(self.units.values()), weakref.WeakKeyDictionary()
+            for unit in (u for units in dropped for u in units.values()):
+                linecache.cache.pop(unit.filename, None)
+            self.hits = self.misses = 0
+            self.last_miss = None
+
+    def get(self, fn, active, scalars=None, lifted=()):
+        """The unit of ``fn`` with ``active`` parameters (a tuple of bools).
+
+        ``lifted`` names expressions the function reads (free names, attributes
+        of parameters such as ``self.kernel``) that become extra parameters,
+        after the real ones: that is how Variables reach compiled code."""
+        return self.lookup(fn, active, scalars, lifted)[0]
+
+    def lookup(self, fn, active, scalars=None, lifted=()):
+        """``(unit, why)``: ``why`` is None for a hit, else why it compiled.
+
+        A wrapper is compiled as written (a decorator may change the result), never
+        skipped for the function in its ``__wrapped__``; only ``@sd.function``,
+        which computes what it wraps, stands for its ``python_function``."""
+        fn = getattr(fn, "python_function", fn)
+        require_function(fn)  # before it is used as a weak key
+        scalars = tuple(scalars) if scalars is not None else (False,) * len(active)
+        key = (tuple(active), scalars, tuple(lifted))
+        unit, reason = self._find(fn, key)
+        if unit is not None:
+            return unit, None
+        with SYNTAX_LOCK, _collector_paused():
+            unit, _ = self._find(fn, key)  # another thread may have compiled it meanwhile
+            if unit is not None:
+                return unit, None
+            built = self.build(fn, key)
+            why = f"{fn.__qualname__}: {reason}"
+            with self._lock:
+                self.misses += 1
+                self.units.setdefault(fn, {})[key] = built
+                weakref.finalize(built, linecache.cache.pop, built.filename, None)
+                # set after building: compiling the callees records their misses first
+                self.last_miss = why
+        return built, why
+
+    def _find(self, fn, key):
+        """``(unit, None)`` for a current unit (a hit), else ``(None, why it is missing)``."""
+        with self._lock:
+            per_fn = self.units.get(fn)
+            unit = per_fn.get(key) if per_fn is not None else None
+            if unit is not None and unit.is_current():
+                self.hits += 1
+                return unit, None
+        return None, ("first call" if per_fn is None else "first call with these active "
+                      "inputs" if unit is None else "a name the function uses was rebound")
+
+    def size(self, fn):
+        """How many units of ``fn`` the cache holds."""
+        with self._lock:
+            return len(self.units.get(fn, ()))
+
+    def build(self, fn, key):
+        active, scalars, lifted = key
+        marker = (fn.__code__, active)
+        building = self._building.__dict__.setdefault("markers", set())
+        if marker in building:
+            raise CompileError(f"cannot compile the recursive function {fn.__qualname__}",
+                               hint="Write the recursion as a loop.")
+        building.add(marker)
+        try:
+            unit = compile_unit(_as_defined(fn), active, scalars, self, lifted)
+        finally:
+            building.discard(marker)
+        unit._fn = weakref.ref(fn)
+        return unit
+
+
+def _as_defined(fn):
+    """``fn`` under the name its ``def`` gave it.  ``functools.wraps`` names a wrapper
+    after the function it calls; generated code named so would shadow the callee's."""
+    code = fn.__code__
+    if fn.__name__ == code.co_name:
+        return fn
+    return types.FunctionType(code, fn.__globals__, code.co_name, fn.__defaults__,
+                              fn.__closure__)
+
+
+@contextlib.contextmanager
+def _collector_paused():
+    """The cyclic garbage collector off while this thread compiles (under SYNTAX_LOCK,
+    one compile at a time): a compile makes a heap of syntax trees that it keeps to
+    the end, and the full collections their allocations trigger would walk that heap
+    again and again (a quarter of a large function's compile time)."""
+    enabled = gc.isenabled()
+    gc.disable()
+    try:
+        yield
+    finally:
+        if enabled:
+            gc.enable()
+
+
+CACHE = Cache()
