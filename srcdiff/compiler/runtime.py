@@ -41,3 +41,21 @@ def unbound(name):
     """Raise what Python raises for a read of local ``name`` before any assignment."""
     raise UnboundLocalError(f"cannot access local variable '{name}' where it is not "
                             "associated with a value")
+
+
+class FreeValues:
+    """A function's free names as it sees them when it runs: its closure cells, then
+    its module's globals.  Compiled code reads ``free_values["W"]`` once per call."""
+
+    __slots__ = ("cells", "globals")
+
+    def __init__(self, fn):
+        self.cells = dict(zip(fn.__code__.co_freevars, fn.__closure__ or ()))
+        self.globals = fn.__globals__
+
+    def __getitem__(self, name):
+        cell = self.cells.get(name)
+        try:
+            return cell.cell_contents if cell is not None else self.globals[name]
+        except (KeyError, ValueError):
+            raise NameError(f"name {name!r} is not defined") from None

@@ -11,6 +11,7 @@ backward pass, the forward pass), each handing a record to the next; it is the
 only place that knows the order.  The cache is cache.py.
 """
 import copy
+import inspect
 import weakref
 from dataclasses import dataclass
 
@@ -26,13 +27,14 @@ from .codegen import Refs, compile_source, to_source
 from .contributions import Contributions, resolve_calls
 from .errors import CompileError, InvariantError
 from .facts import gather
-from .forward import Forward, shape_only
 from .exits import ExitLowering
+from .forward import Forward, shape_only
 from .names import Names
 from .normalize import Normalizer
 from .optimize import live_names, propagate_copies
 from .parse import parse_function
 from .plan import Namer, Plan, Replay, make_plan
+from .runtime import FreeValues
 
 
 class Unit:
@@ -129,6 +131,11 @@ def compile_unit(fn, active, scalars, cache, lifted=()):
     wrt = [p for p, a in zip(params, active) if a]
     scalar_params = {p for p, s in zip(params, scalars) if s}
     refs = Refs(parsed.namespace)
+    live = _read_when_called(fn, parsed)
+    if live:  # the values the function's free names hold when it runs, not when compiled
+        values = refs.bind(FreeValues(fn), "free_values")
+        node.body[:0] = [S.assign(n, gast.Subscript(value=values, slice=S.const(n),
+                                                    ctx=gast.Load())) for n in live]
     name = fn.__name__
     for own in (f"{name}_forward", f"{name}_backward"):  # taken: a callee of the same
         refs.bind(object(), own)                          # name is bound under another
@@ -182,7 +189,7 @@ def compile_unit(fn, active, scalars, cache, lifted=()):
         checks.check_pair(forward, backward, namespace, node)
     source = to_source([forward, backward])
     scope = compile_source(source, namespace, fn.__qualname__)
-    dependencies = _dependencies(fn, parsed)
+    dependencies = _dependencies(fn, parsed, live)
     mutated = tuple(i for i, p in enumerate(params) if p in pair.facts.written)
     unit = Unit(name, scope[forward.name], scope[backward.name], source, params, wrt, fn,
                 dependencies, mutated)
@@ -301,10 +308,33 @@ def _names_loaded(node):
     return {n.id for n in gast.walk(node) if isinstance(n, gast.Name)}
 
 
-def _dependencies(fn, parsed):
-    """The free names the function loads, with the scopes they come from."""
-    loaded = {n.id for n in gast.walk(parsed.node) if isinstance(n, gast.Name)
-              and isinstance(n.ctx, gast.Load)} - set(parsed.params)
+def _free_loads(parsed):
+    """The free names the function loads (neither parameters nor locals)."""
+    node = parsed.node
+    return ({n.id for n in gast.walk(node) if isinstance(n, gast.Name)
+             and isinstance(n.ctx, gast.Load)}
+            - set(parsed.params) - S.assigned_names(node.body))
+
+
+def _read_when_called(fn, parsed):
+    """The free names (globals, closure cells) that hold data, not modules, classes or
+    functions: read on every call (a minibatch rebound between calls is the one the
+    gradient sees), and never a reason to compile again."""
+    cells = set(fn.__code__.co_freevars)
+    live = []
+    for name in sorted(_free_loads(parsed)):
+        if name not in cells and name not in fn.__globals__:
+            continue  # a builtin
+        value = parsed.namespace.get(name, _GONE)
+        if value is not _GONE and not callable(value) and not inspect.ismodule(value):
+            live.append(name)
+    return live
+
+
+def _dependencies(fn, parsed, live=()):
+    """The free names the function loads, with the scopes they come from, but those
+    it reads when called (``live``): the objects the code was built on."""
+    loaded = _free_loads(parsed) - set(live)
     deps = []
     cells = {}
     if fn.__closure__:
