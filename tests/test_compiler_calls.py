@@ -270,3 +270,25 @@ def test_a_callee_with_the_callers_name_is_its_own_function(tmp_path):
     w = np.array([0.3, -1.2])
     g = sd.grad(outer.loss)(w)
     np.testing.assert_allclose(g, 4.0 * np.sin(w) * np.cos(w), rtol=1e-12)
+
+
+A = np.eye(3) * 5.0  # a global that parameters below hide
+B = np.ones(3)
+
+
+def parameter_named_like_a_global(A):
+    return np.sum(A.T * A.sum()) + np.sum(A[0])
+
+
+def local_named_like_a_global(x):
+    B = np.outer(x, x)
+    return np.sum(B.T @ x) + B.sum()
+
+
+@pytest.mark.parametrize("fn, arg", [
+    (parameter_named_like_a_global, np.arange(9.0).reshape(3, 3) / 7.0),
+    (local_named_like_a_global, np.array([0.3, -0.6, 1.2]))],
+    ids=lambda v: getattr(v, "__name__", ""))
+def test_a_local_hides_the_global_of_the_same_name(fn, arg):
+    # A.T and A.sum() must read the parameter, not the module's A
+    check_grad(fn, (arg,))

@@ -88,3 +88,34 @@ def sum_where_inactive(x, data):
 def test_a_keyword_without_a_model_on_inactive_values_runs_as_written():
     data = np.array([1.0, -2.0, 3.0])
     check_grad(sum_where_inactive, (X, data), wrt=0)
+
+
+def enumerate_from_one(x):
+    t = 0.0
+    for i, v in enumerate(x, start=1):
+        t = t + i * v
+    return t
+
+
+def enumerate_from_a_value(x, first):
+    t = 0.0
+    for i, v in enumerate(x, first):
+        t = t + i * v * v
+    return t
+
+
+def test_enumerate_counts_from_its_start():
+    check_grad(enumerate_from_one, (X,))
+    check_grad(enumerate_from_a_value, (X, 3), wrt=0)
+
+
+def zip_strict(x, y):
+    t = 0.0
+    for a, b in zip(x, y, strict=True):
+        t = t + a * b
+    return t
+
+
+def test_a_zip_keyword_is_refused():
+    with pytest.raises(sd.CompileError, match="zip"):
+        sd.grad(zip_strict)(X, X)

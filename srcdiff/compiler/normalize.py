@@ -216,12 +216,20 @@ class Normalizer(ExpressionLowering):
                                orelse=[], type_comment=None), s)
             return
         # for x in xs / enumerate(xs) / zip(xs, ys): index the sequences instead
-        counter = None
+        counter, start = None, None
         fn = _call_of(iter_, self.resolve)
-        if fn is enumerate and isinstance(target, gast.Tuple) and len(target.elts) == 2:
+        if fn in (enumerate, zip) and (iter_.keywords and fn is zip or any(
+                k.arg != "start" for k in iter_.keywords) or fn is enumerate and (
+                    len(iter_.args) + len(iter_.keywords) not in (1, 2)
+                    or not isinstance(target, gast.Tuple) or len(target.elts) != 2)):
+            raise self.source_map.error(iter_, f"this form of {fn.__name__}(...) is not "
+                                        "supported in a loop the compiler differentiates",
+                                        hint="Loop over range(len(xs)) and index instead.")
+        if fn is enumerate:
             counter = target.elts[0]
             sequences = [iter_.args[0]]
             targets = [target.elts[1]]
+            start = (iter_.args[1:] + [k.value for k in iter_.keywords] or [None])[0]
         elif fn is zip and isinstance(target, gast.Tuple):
             sequences = iter_.args
             targets = target.elts
@@ -231,7 +239,9 @@ class Normalizer(ExpressionLowering):
         # the loop iterates over the sequences as they were before it: the body may rebind them
         assigned = S.assigned_names(s.body) | S.names_in(target)
         seqs = [self.copy_if_assigned(self.atom(q, "seq"), assigned) for q in sequences]
-        if counter is None or not isinstance(counter, gast.Name):
+        if start is not None:  # enumerate(xs, start): as it was before the loop, too
+            start = self.copy_if_assigned(self.atom(start, "start"), assigned)
+        if counter is None or not isinstance(counter, gast.Name) or start is not None:
             index = self.names.fresh("i")
         else:
             index = counter.id
@@ -245,8 +255,10 @@ class Normalizer(ExpressionLowering):
             head.append(gast.copy_location(gast.Assign(
                 targets=[t], value=gast.Subscript(value=q, slice=S.name(index), ctx=gast.Load()),
                 type_comment=None), s))
-        if counter is not None and not isinstance(counter, gast.Name):
-            head.append(gast.Assign(targets=[counter], value=S.name(index), type_comment=None))
+        if counter is not None and (start is not None or not isinstance(counter, gast.Name)):
+            count = S.name(index) if start is None else gast.BinOp(
+                left=S.name(index), op=gast.Add(), right=start)
+            head.append(gast.Assign(targets=[counter], value=count, type_comment=None))
         body = self.block(head + s.body)
         self.emit(gast.For(target=S.name(index, gast.Store()),
                            iter=gast.Call(func=S.name("range"), args=[S.name(n)], keywords=[]),

@@ -23,6 +23,7 @@ import warnings
 import gast
 import numpy as np
 
+from . import syntax as S
 from .errors import CompileError, SourceMap
 
 # How deep the later passes may recurse into one statement: copying a tree
@@ -55,10 +56,16 @@ class Parsed:
     def params(self):
         return [a.id for a in self.node.args.args]
 
+    @functools.cached_property
+    def locals(self):
+        """The function's parameters and the names it binds: they hide free names."""
+        return set(self.params) | S.assigned_names(self.node.body)
+
     def resolve(self, expr):
-        """The object a Name or attribute chain of free names denotes, or raise KeyError."""
+        """The object a Name or attribute chain of free names denotes, or raise KeyError
+        (a local of the same name as a global is the local: ``A.T`` on a parameter A)."""
         if isinstance(expr, gast.Name):
-            if expr.id in self.namespace:
+            if expr.id in self.namespace and expr.id not in self.locals:
                 return self.namespace[expr.id]
             raise KeyError(expr.id)
         if isinstance(expr, gast.Attribute):
