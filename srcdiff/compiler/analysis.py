@@ -1,10 +1,15 @@
 """What each normalised statement computes, and which names are active.
 
-``describe`` maps the right-hand side of an assignment to an :class:`Op`: the
-primitive it applies (with its rule), a call to a user function (compiled
-recursively), a copy, or something without a gradient.  ``activity`` then
-finds the active names: those that depend on an active input (varied) and
-that the returned value depends on (useful).
+``Describer`` maps the right-hand side of an assignment to an :class:`Op` whose
+``kind`` (an Enum) says what it computes: the primitive it applies (with its rule
+and keywords bound to the rule's parameters), a call to a user function (compiled
+recursively), a copy, a literal, or no gradient.  Every expression form maps to a
+kind; a form with no model is UNKNOWN, with every name it reads as an input.
+``activity`` then finds the active names: those that depend on an active input
+(varied) and that the returned value depends on (useful).
+
+Invariant after ``check_modelled``: no active name is assigned by an UNKNOWN or
+OPAQUE op, so the passes after it never meet a value they cannot differentiate.
 """
 import enum
 import inspect
