@@ -381,3 +381,20 @@ def test_a_read_python_refuses_raises_unbound_local_error(fn, args):
     ids=lambda v: getattr(v, "__name__", ""))
 def test_the_same_reads_are_exact_where_the_value_is_bound(fn, args):
     check_grad(fn, args, wrt=0)
+
+
+# --- the result kept aside only when an active input's rule reads it ---
+# x = x / c with c constant: division's rule reads the result only for the divisor;
+# keeping the new x (x_new = x) read x where the plan had not planned a read.
+
+def divided_in_place_after_a_branch(x, y):
+    v = np.tanh(x * y)
+    if y[0] > 0.0:
+        v = np.exp(v)
+    v = v / (1.5 + 1.3 ** 2)
+    return np.sum(v * x)
+
+
+def test_a_self_referential_division_by_a_constant():
+    check_grad(divided_in_place_after_a_branch, (np.array([0.3, -0.4, 0.9]),
+                                                 np.array([0.5, 0.2, -1.0])), wrt=(0, 1))

@@ -57,11 +57,13 @@ class Contributions:
         self.made = {}  # (id(statement), g, ans) -> what ``of`` returned
 
     def reads_answer(self, op):
-        """Whether the adjoint of ``op`` reads its result (a call's reads its own tape)."""
+        """Whether the adjoint of ``op`` reads its result: the rule of an active input
+        does (a call's adjoint reads its own tape)."""
         if op.kind is not Kind.PRIMITIVE:
             return False
-        return any(vjp is not None and "ans" in rule_syntax(vjp).reads()
-                   for vjp in map(op.rule.vjp, range(len(op.inputs))))
+        return any(isinstance(a, gast.Name) and a.id in self.active
+                   and (vjp := op.rule.vjp(i)) is not None and "ans" in rule_syntax(vjp).reads()
+                   for i, a in enumerate(op.inputs))
 
     def of(self, s, op, g, ans):
         """(statements to run first, [(name, adjoint expression)]) for the statement's
