@@ -44,8 +44,7 @@ def attribute_transpose(x):
 
 
 def binop(x):
-    return np.sum(x * x - x / 2.0 + x ** 2 + 3.0 @ np.ones(1) * x) if False else \
-        np.sum(x * x - x / 2.0 + x ** 2)
+    return np.sum(x * x - x / 2.0 + x ** 2 - 3.0 % (x + 4.0))
 
 
 def binop_matmul(x):
@@ -204,10 +203,6 @@ def unary(x):
 
 def invert_a_mask(x):
     return np.sum(~(x > 0) * x)
-
-
-def await_form(x):
-    return x  # an async function cannot be differentiated: see ASYNC below
 
 
 def yield_form(x):

@@ -61,9 +61,6 @@ class Op:
         self.name = name
         self.forward = forward       # what the forward pass calls, if not as written
 
-    def input_names(self):
-        return [a.id for a in self.inputs if isinstance(a, gast.Name)]
-
 
 NONE = Op(Kind.NONE)
 

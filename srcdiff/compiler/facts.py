@@ -165,8 +165,7 @@ def _scalar_names(by_name, literal_lists, loop_targets, unpacked, params, scalar
     extra = {name: [e for v in values for e in v.value.elts]
              for name, values in by_name.items() if name in literal_lists}
     return _greatest(names, names - scalar_params - loop_targets, by_name, extra,
-                     lambda s, names: (call_scalar if isinstance(s.value, gast.Call)
-                                       else lambda s, n: scalar(s.value, n))(s, names))
+                     assigned_scalar)
 
 
 def _greatest(names, open_, by_name, extra, holds):
@@ -211,16 +210,3 @@ def _int_names(by_name, loop_targets, unpacked):
     names = _greatest(names, names - loop_targets, by_name, {},
                       lambda s, names: is_int(s.value, names))
     return names - {n for n in loop_targets if n in by_name}
-
-
-def in_loop(facts, s):
-    """Whether statement ``s`` runs inside a loop."""
-    return bool(facts.loops_of[id(s)])
-
-
-def loaded(stmts):
-    """The names any of ``stmts`` reads."""
-    found = set()
-    for s in stmts:
-        found |= S.loaded_names(s)
-    return found

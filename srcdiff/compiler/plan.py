@@ -35,10 +35,6 @@ class Marks:
     reads_at: dict
     coded: frozenset
 
-    def reads(self, primal, recomputed=frozenset()):
-        """The primal values read, but those the backward pass computes itself."""
-        return (set(self.reads_at) & primal) - recomputed
-
 
 @dataclass
 class Plan:
