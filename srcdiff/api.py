@@ -12,6 +12,7 @@ import numpy as np
 
 from .compiler.parse import check_function
 from .compiler.cache import CACHE
+from .rules.containers import CONTAINERS, dense
 from .function import DERIVATIVES, Derivative, on_tapes, on_tensors, recorded
 
 
@@ -19,11 +20,41 @@ _PLAIN = (np.ndarray, float, int)  # the values most calls pass: nothing to unwr
 
 
 def _raw(value):
-    """Arrays for Tensors and Variables, so compiled code sees plain NumPy values."""
+    """Arrays for Tensors and Variables, so compiled code sees plain NumPy values (inside
+    lists, tuples and dicts too)."""
     if type(value) in _PLAIN:
         return value
+    if isinstance(value, CONTAINERS):
+        return _rebuilt(value, [_raw(v) for v in _values(value)])
     array = getattr(value, "_array", None)
     return array() if array is not None else value
+
+
+def _values(tree):
+    return tree.values() if isinstance(tree, dict) else tree
+
+
+def _rebuilt(tree, values):
+    """A container like ``tree`` holding ``values``."""
+    if isinstance(tree, dict):
+        return type(tree)(zip(tree, values))
+    if hasattr(tree, "_fields"):  # a namedtuple
+        return type(tree)(*values)
+    return type(tree)(values)
+
+
+def _kind(value):
+    """What a compiled unit is specialised on: True for a number, False for an array,
+    and ``("container", depth)`` for a list, tuple or dict (a pytree)."""
+    if isinstance(value, CONTAINERS):
+        return ("container", _depth(value))
+    return _is_scalar(value)
+
+
+def _depth(value):
+    if not isinstance(value, CONTAINERS):
+        return 0
+    return 1 + max((_depth(v) for v in _values(value)), default=0)
 
 
 def _is_scalar(value):
@@ -57,7 +88,7 @@ def _positions(fn, wrt):
 
 def _unit(fn, args, positions):
     active = tuple(i in positions for i in range(len(args)))
-    return CACHE.get(fn, active, tuple(_is_scalar(a) for a in args))
+    return CACHE.get(fn, active, tuple(_kind(a) for a in args))
 
 
 class _Units:
@@ -76,6 +107,8 @@ class _Units:
             self.known.clear()
             self.generation = CACHE.generation
         types = tuple(map(type, args))
+        if any(isinstance(a, CONTAINERS) for a in args):  # a pytree's depth decides too
+            types += tuple(map(_kind, args))
         unit = self.known.get(types)
         if unit is None or not unit.is_current():
             unit = self.known[types] = _unit(self.fn, args, self.positions)
@@ -93,6 +126,8 @@ def _like(g, arg):
     an array the caller may write into."""
     if type(arg) is float and type(g) is float:
         return g
+    if isinstance(arg, CONTAINERS):  # a pytree: the gradient has its structure
+        return dense(g, arg, _like)
     if type(g) is np.ndarray and type(arg) is np.ndarray and g.shape == arg.shape and (
             g.dtype is arg.dtype or g.dtype == arg.dtype):
         return _writable(g)  # the common case, answered from attributes

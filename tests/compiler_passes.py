@@ -31,7 +31,7 @@ def reverse_of(fn, wrt=None, numbers=()):
         return CACHE.get(callee, mask, scalars)
 
     return reverse(parsed, node.body, wrt, names, Refs(parsed.namespace), compile_call,
-                   set(numbers))
+                   set(numbers), {})
 
 
 def assigned(facts, name):

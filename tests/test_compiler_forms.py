@@ -120,7 +120,12 @@ def constant(x):
 
 
 def dict_literal(x):
-    d = {"a": x}
+    d = {"a": x, "b": x * 2.0}
+    return np.sum(d["a"] * d["b"])
+
+
+def dict_unpacking(x):
+    d = {**{"a": x}}
     return np.sum(d["a"])
 
 
@@ -143,6 +148,11 @@ def generator_expression(x):
     return sum(v * v for v in x)
 
 
+def generator_kept_for_later(x):
+    squares = (v * v for v in x)
+    return sum(squares)
+
+
 def if_expression(x):
     y = x * 2.0 if np.sum(x) > 0 else x * 3.0
     return np.sum(y)
@@ -160,6 +170,12 @@ def list_literal(x):
 
 def list_comprehension(x):
     return np.sum(np.stack([x * k for k in range(3)]))
+
+
+def list_comprehension_nested(x):
+    j = 5.0  # the comprehension's own j leaves this one alone
+    ys = [x[i] * x[j] for i in range(3) for j in range(i) if j != 1]
+    return sum(ys) * j
 
 
 def name(x):
@@ -368,20 +384,20 @@ EXPRESSIONS = {
     "BoolOp": [(boolop_condition, GRAD), (boolop_value, REFUSE)],
     "Call": [(call_positional, GRAD), (call_keyword, GRAD),
              (call_keyword_without_a_model, REFUSE), (call_starred, REFUSE),
-             (call_in_a_list_literal, REFUSE), (call_method_known, GRAD),
+             (call_in_a_list_literal, GRAD), (call_method_known, GRAD),
              (call_method_unknown, REFUSE), (call_user_method, REFUSE),
              (call_user_function_keyword, GRAD)],
     "Compare": [(compare, GRAD)],
     "Constant": [(constant, GRAD)],
-    "Dict": [(dict_literal, REFUSE)],
+    "Dict": [(dict_literal, GRAD), (dict_unpacking, REFUSE)],
     "DictComp": [(dict_comprehension, REFUSE)],
     "FormattedValue": [(formatted_value, GRAD)],
-    "GeneratorExp": [(generator_expression, REFUSE)],
+    "GeneratorExp": [(generator_expression, GRAD), (generator_kept_for_later, REFUSE)],
     "IfExp": [(if_expression, GRAD)],
     "JoinedStr": [(formatted_value_of_a_gradient, GRAD)],
     "Lambda": [(lambda_form, REFUSE)],
     "List": [(list_literal, GRAD)],
-    "ListComp": [(list_comprehension, REFUSE)],
+    "ListComp": [(list_comprehension, GRAD), (list_comprehension_nested, GRAD)],
     "Name": [(name, GRAD)],
     "NamedExpr": [(named_expression, REFUSE)],
     "Set": [(set_literal, REFUSE)],

@@ -19,6 +19,7 @@ import gast
 import numpy as np
 
 from .. import rules
+from ..rules import containers
 from ..rules.shapes import SEQUENCE_FORMS, cast
 from . import syntax as S
 from .anf import STATIC_ATTRIBUTES
@@ -49,10 +50,10 @@ class Kind(enum.Enum):
 class Op:
     """One statement's computation: its :class:`Kind` and its inputs."""
 
-    __slots__ = ("kind", "inputs", "rule", "kwargs", "fn", "name", "forward")
+    __slots__ = ("kind", "inputs", "rule", "kwargs", "fn", "name", "forward", "keys")
 
     def __init__(self, kind, inputs=(), rule=None, kwargs=None, fn=None, name=None,
-                 forward=None):
+                 forward=None, keys=None):
         self.kind = kind
         self.inputs = list(inputs)   # nodes: the inputs by position (None: a default)
         self.rule = rule
@@ -60,6 +61,7 @@ class Op:
         self.fn = fn                 # the callable (for 'call' and 'primitive')
         self.name = name
         self.forward = forward       # what the forward pass calls, if not as written
+        self.keys = keys             # a PACK's keys (nodes): a dict's, else positions
 
 
 NONE = Op(Kind.NONE)
@@ -92,14 +94,17 @@ class Describer:
             return self.call(value)
         if isinstance(value, (gast.Tuple, gast.List)):
             return Op(Kind.PACK, value.elts)
+        if isinstance(value, gast.Dict) and all(isinstance(k, gast.Constant)
+                                                for k in value.keys):
+            return Op(Kind.PACK, value.values, keys=value.keys)
         if isinstance(value, (gast.ListComp, gast.GeneratorExp, gast.SetComp, gast.DictComp)):
             inner = {n.id for n in gast.walk(value) if isinstance(n, gast.Name)
                      and isinstance(n.ctx, gast.Load)}
             return Op(Kind.OPAQUE, [S.name(n) for n in sorted(inner)], name="a comprehension")
         return unknown(value, _FORMS.get(type(value), "this expression"))
 
-    def primitive(self, fn, inputs, kwargs, node):
-        rule = rules.rule_of(fn)
+    def primitive(self, fn, inputs, kwargs, node, rule=None):
+        rule = rule or rules.rule_of(fn)
         if rule is None:
             if rules.is_nondifferentiable(fn):
                 return NONE
@@ -112,6 +117,13 @@ class Describer:
 
     def call(self, node):
         kwargs = {k.arg: k.value for k in node.keywords}
+        if getattr(node, "srcdiff_keys", False):  # list(d) of a loop over d.items()
+            return NONE
+        if getattr(node, "srcdiff_append", False):  # xs.append(v), as xs = append(xs, v)
+            op = self.primitive(containers.append, node.args, {}, node,
+                                containers.WHOLE[containers.append])
+            op.forward = containers.append
+            return op
         try:
             fn = self.resolve(node.func)
         except KeyError:
@@ -126,6 +138,9 @@ class Describer:
             if len(node.args) > 1:
                 kwargs["axis"] = node.args[1]
             return self.primitive(SEQUENCE_FORMS[fn], args, kwargs, node)
+        if fn in containers.WHOLE and node.args and isinstance(node.args[0], gast.Name):
+            # np.stack(xs), sum(xs): the container xs is one input (literals: above)
+            return self.primitive(fn, node.args, kwargs, node, containers.WHOLE[fn])
         if rules.traits_of(fn).splits is not None:  # several results: see reverse_unpack
             return Op(Kind.SPLIT, node.args[:1], fn=fn, name=rules.registry.primitive_name(fn))
         if fn in _BUILTIN_PRIMITIVES and len(node.args) == (1 if fn is abs else 2):

@@ -9,7 +9,10 @@ statement emitted is in the grammar of normalize.py's docstring.
 """
 import gast
 
+from ..rules import containers
+from ..rules.shapes import SEQUENCE_FORMS
 from . import syntax as S
+from .comprehensions import as_loops
 
 
 # ndarray methods and attributes numeric code uses, as the NumPy functions they are.
@@ -125,6 +128,11 @@ class ExpressionLowering:
         if isinstance(node, (gast.Tuple, gast.List)):
             elts = [self.atom(e, hint) for e in node.elts]
             return type(node)(elts=elts, ctx=gast.Load())
+        if isinstance(node, gast.ListComp):
+            return self.comprehension(node, node)
+        if isinstance(node, gast.Dict) and None not in node.keys:  # {**d}: kept whole
+            return gast.Dict(keys=[self.atom(k, "key") for k in node.keys],
+                             values=[self.atom(v, hint) for v in node.values])
         if isinstance(node, gast.Lambda):
             raise self.source_map.error(node, "a lambda is not supported: its body cannot be "
                                         "differentiated where it is called",
@@ -139,6 +147,17 @@ class ExpressionLowering:
                                         hint="Assign on a line of its own.")
         raise self.source_map.error(node, f"'{type(node).__name__}' expressions are not "
                                     "supported")
+
+    def comprehension(self, node, whole):
+        """The name of the list a comprehension makes, its loops emitted first; ``whole``
+        if it is not modelled (kept whole, to be refused if a gradient reaches it)."""
+        lowered = as_loops(node, self.names)
+        if lowered is None:
+            return whole
+        stmts, result = lowered
+        for st in stmts:
+            self.stmt(st)  # the statements half of the normaliser (normalize.py)
+        return S.name(result)
 
     def index(self, node, hint):
         """An index whose parts are atoms: ``x[i, 1:n]``, ``x[:, None]``."""
@@ -190,7 +209,11 @@ class ExpressionLowering:
                 return gast.Call(func=S.name("float"), args=[obj], keywords=[])
             return gast.Call(func=gast.Attribute(value=obj, attr=func.attr, ctx=gast.Load()),
                              args=args, keywords=keywords)
+        whole = self._resolved(func) in containers.WHOLE and self._resolved(
+            func) not in SEQUENCE_FORMS  # np.array([a, b]): the list is one input
         args = [self.call_arg(a, hint) for a in node.args]
+        if whole and args:
+            args[0] = self.atom(args[0], hint)
         keywords = [gast.keyword(arg=k.arg, value=self.call_arg(k.value, hint))
                     for k in node.keywords]
         if not isinstance(func, (gast.Name, gast.Attribute)):
@@ -198,11 +221,19 @@ class ExpressionLowering:
         return gast.Call(func=func, args=args, keywords=keywords)
 
     def call_arg(self, node, hint):
+        if isinstance(node, gast.GeneratorExp):  # consumed by the call, at once
+            node = self.comprehension(node, node)
         if isinstance(node, (gast.List, gast.Tuple)):  # np.stack([a, b]), shapes (2, 3)
             return type(node)(elts=[self.call_arg(e, hint) for e in node.elts], ctx=gast.Load())
         if S.is_boolean(node):
             return self.atom(node, "cond")
         return self.atom(node, hint)
+
+    def _resolved(self, node):
+        try:
+            return self.resolve(node)
+        except (KeyError, TypeError):
+            return None
 
     def _resolves(self, node):
         try:

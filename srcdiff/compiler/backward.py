@@ -18,6 +18,7 @@ planning works from; and the Replay (trip counters, replayed loops).
 import gast
 
 from ..rules import traits_of
+from ..rules.containers import join_lists, zero_adjoints
 from . import syntax as S
 from .adjoint_state import OTHER, OWNED, SET, UNSET, Flow, advance, join, own
 from .analysis import Kind, refusal, target_names
@@ -140,7 +141,8 @@ class Backward:
         inputs = [a.id for a in op.inputs if isinstance(a, gast.Name)]
         if op.kind in (Kind.UNKNOWN, Kind.OPAQUE) and set(inputs) & self.active:
             raise self.no_rule(s, op)
-        if isinstance(s.value, gast.BinOp) and set(inputs) & self.sequences:
+        if (isinstance(s.value, gast.BinOp) and set(inputs) & self.sequences
+                and op.fn is not join_lists):
             raise self.source_map.error(
                 s, "cannot differentiate arithmetic on a list (xs + [v] joins lists)",
                 hint="Keep arrays in separate variables, or join them with np.stack or "
@@ -421,7 +423,8 @@ class Backward:
         if name in self.scalars:
             return S.const(0.0)
         if name in self.sequences:
-            return S.expr(f"[np.zeros_like(item) for item in {name}]")
+            return gast.Call(func=self.refs.bind(zero_adjoints, "zero_adjoints"),
+                             args=[S.name(name)], keywords=[])
         return gast.Call(func=S.expr("np.zeros_like"), args=[S.name(name)], keywords=[])
 
     def no_rule(self, s, op):

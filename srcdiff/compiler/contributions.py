@@ -15,16 +15,18 @@ import operator
 
 import gast
 
+from ..rules.containers import WHOLE, from_array
 from . import syntax as S
 from .adjoint_state import ARITHMETIC, ITEM, OTHER, SCATTER
 from .analysis import Kind, target_names
 from .inline import rule_syntax
 
 
-def resolve_calls(facts, active, compile_call, names):
+def resolve_calls(facts, active, compile_call, names, depths):
     """id(statement) -> (compiled unit, tape variable) for each call of a user function
-    whose result is active, compiled with its active arguments; and the names that
-    hold a tuple of results (``t = f(x)``, read back as ``t[k]``)."""
+    whose result is active, compiled with its active arguments (``depths``: the
+    containers among them, see containers.py); and the names that hold a tuple of
+    results (``t = f(x)``, read back as ``t[k]``)."""
     calls, tuples = {}, set()
     for s in reversed(facts.assigns):  # the order the backward pass meets them
         op = facts.ops[id(s)]
@@ -32,7 +34,8 @@ def resolve_calls(facts, active, compile_call, names):
         if op.kind is not Kind.CALL or not set(targets) & active:
             continue
         mask = tuple(isinstance(a, gast.Name) and a.id in active for a in op.inputs)
-        numbers = tuple(_is_number(facts, a) for a in op.inputs)
+        numbers = tuple(("container", depths[a.id]) if isinstance(a, gast.Name)
+                        and a.id in depths else _is_number(facts, a) for a in op.inputs)
         unit = compile_call(op.fn, mask, numbers, s)
         calls[id(s)] = (unit, names.fresh(targets[0] + "_tape"))
         if unit.several and isinstance(s.targets[0], gast.Name):
@@ -84,13 +87,15 @@ class Contributions:
             if a.id in self.active:
                 out.append((a.id, g))
             return out
-        if op.kind is Kind.PACK:  # seq = [a, b]: the adjoint of seq is the list [da, db]
-            return [(a.id, gast.Subscript(value=g, slice=S.const(k), ctx=gast.Load()))
-                    for k, a in enumerate(op.inputs)
+        if op.kind is Kind.PACK:  # seq = [a, b]: da is dseq[0]; {"k": a}: dseq["k"]
+            keys = op.keys or [S.const(k) for k in range(len(op.inputs))]
+            return [(a.id, gast.Subscript(value=g, slice=S.copy_node(key), ctx=gast.Load()))
+                    for key, a in zip(keys, op.inputs)
                     if isinstance(a, gast.Name) and a.id in self.active]
         if op.kind is not Kind.PRIMITIVE:
             return out
-        if op.fn is operator.getitem and getattr(op.inputs[0], "id", None) in self.sequences:
+        sequence = getattr(op.inputs[0], "id", None) in self.sequences
+        if op.fn is operator.getitem and sequence and not isinstance(op.inputs[1], gast.Slice):
             return [(op.inputs[0].id, _ListItem(op.inputs[1], g))]
         result_scalar = all(self.is_scalar(a) for a in op.inputs)
         for i, a in enumerate(op.inputs):
@@ -114,8 +119,13 @@ class Contributions:
                 expr = syntax.inline(i, g, ans, inputs, op.kwargs)
             others = [b for k, b in enumerate(op.inputs) if k != i]
             expr = _simplify(expr, lambda v: self.same_shape(v, a, others, result_scalar))
-            if op.fn is operator.getitem:
+            if op.fn is operator.getitem and not sequence:  # a list's adjoint is Items
                 expr = _Scatter(op.inputs[1], g, expr)
+            elif (a.id in self.sequences and op.fn is not operator.getitem
+                  and op.rule not in WHOLE.values()):
+                # np.sum(xs) of a list sums np.array(xs): its adjoint, item by item
+                expr = gast.Call(func=self.refs.bind(from_array, "from_array"),
+                                 args=[expr, S.name(a.id)], keywords=[])
             out.append((a.id, expr))
         return out
 

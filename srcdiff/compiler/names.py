@@ -13,7 +13,7 @@ import gast
 import numpy as np
 
 from .. import rules
-from ..rules import helpers
+from ..rules import containers, helpers
 from . import syntax as S
 
 
@@ -44,7 +44,8 @@ _RESERVED = [None, frozenset()]  # (the rule table's version, its names)
 
 
 def _reserved_by(table):
-    names = set(EMITTED) | {n for n in vars(helpers) if not n.startswith("__")}
+    names = set(EMITTED) | {n for module in (helpers, containers) for n in vars(module)
+                            if not n.startswith("__")}
     for primitive, rule in table.items():
         for fn in _parts(primitive, rules.registry.RAW.get(primitive), rule.argnum_vjp,
                          *rule.vjps):

@@ -94,6 +94,18 @@ class Normalizer(ExpressionLowering):
                                         hint="Return a list or an array instead of yielding.")
         if isinstance(s.value, gast.Constant):  # docstring
             return
+        call = s.value
+        if (isinstance(call, gast.Call) and isinstance(call.func, gast.Attribute)
+                and call.func.attr == "append" and isinstance(call.func.value, gast.Name)
+                and len(call.args) == 1 and not call.keywords
+                and not self._resolves(call.func)):
+            # xs.append(v): xs = append(xs, v), the same list one item longer
+            xs = call.func.value.id
+            value = gast.Call(func=S.name("append"), keywords=[],
+                              args=[S.name(xs), self.atom(call.args[0], xs)])
+            value.srcdiff_append = True
+            self.emit(S.assign(xs, value), s)
+            return
         self.emit(s, s)
 
     def stmt_Assert(self, s):
@@ -204,6 +216,9 @@ class Normalizer(ExpressionLowering):
         self.emit(gast.While(test=first, body=body + recompute, orelse=[]), s)
 
     def stmt_For(self, s):
+        rewritten = self.dict_loop(s) or self.reversed_loop(s)
+        if rewritten is not None:
+            return self.stmt_For(copy_location(rewritten, s))
         iter_ = s.iter
         target = s.target
         call = _range_call(iter_, self.resolve)
@@ -263,6 +278,55 @@ class Normalizer(ExpressionLowering):
         self.emit(gast.For(target=S.name(index, gast.Store()),
                            iter=gast.Call(func=S.name("range"), args=[S.name(n)], keywords=[]),
                            body=body, orelse=[], type_comment=None), s)
+
+    def dict_loop(self, s):
+        """``for k, v in d.items()`` (``.values()``, ``.keys()``) as a loop over the
+        keys, ``list(d)``, reading ``d[k]``: a key carries no gradient, an item may."""
+        call = s.iter
+        if not (isinstance(call, gast.Call) and isinstance(call.func, gast.Attribute)
+                and call.func.attr in ("items", "values", "keys") and not call.args
+                and not call.keywords and not self._resolves(call.func)):
+            return None
+        d = self.copy_if_assigned(self.atom(call.func.value, "d"),
+                                  S.assigned_names(s.body) | S.names_in(s.target))
+        keys = gast.Call(func=S.name("list"), args=[d], keywords=[])
+        keys.srcdiff_keys = True
+        if call.func.attr == "keys":
+            return gast.For(target=s.target, iter=keys, body=s.body, orelse=s.orelse,
+                            type_comment=None)
+        key = S.name(self.names.fresh("key"))
+        item = gast.Subscript(value=d, slice=key, ctx=gast.Load())
+        value = item if call.func.attr == "values" else gast.Tuple(elts=[key, item],
+                                                                   ctx=gast.Load())
+        head = copy_location(gast.Assign(targets=[s.target], value=value, type_comment=None),
+                             s)
+        return gast.For(target=S.name(key.id, gast.Store()), iter=keys, body=[head] + s.body,
+                        orelse=s.orelse, type_comment=None)
+
+    def reversed_loop(self, s):
+        """``for x in reversed(xs)`` as a loop over positions from the last."""
+        if _call_of(s.iter, self.resolve) is not reversed or len(s.iter.args) != 1:
+            return None
+        inner = s.iter.args[0]
+        rng = _range_call(inner, self.resolve)
+        if rng is not None and len(rng.args) <= 2 and isinstance(s.target, gast.Name):
+            lo, hi = ([S.const(0)] + rng.args)[-2:]
+            return gast.For(target=s.target, iter=gast.Call(
+                func=S.name("range"), keywords=[], args=[
+                    gast.BinOp(left=hi, op=gast.Sub(), right=S.const(1)),
+                    gast.BinOp(left=lo, op=gast.Sub(), right=S.const(1)), S.const(-1)]),
+                body=s.body, orelse=s.orelse, type_comment=None)
+        if rng is not None:
+            return None
+        seq = self.atom(inner, "seq")
+        at = self.names.fresh("i")
+        last = gast.BinOp(left=gast.Call(func=S.name("len"), args=[seq], keywords=[]),
+                          op=gast.Sub(), right=S.const(1))
+        head = copy_location(gast.Assign(targets=[s.target], type_comment=None, value=(
+            gast.Subscript(value=seq, slice=S.name(at), ctx=gast.Load()))), s)
+        return gast.For(target=S.name(at, gast.Store()), iter=gast.Call(
+            func=S.name("range"), args=[last, S.const(-1), S.const(-1)], keywords=[]),
+            body=[head] + s.body, orelse=s.orelse, type_comment=None)
 
     def copy_if_assigned(self, bound, assigned):
         if isinstance(bound, gast.Name) and bound.id in assigned:

@@ -24,6 +24,7 @@ from .aliasing import check_effects, check_views
 from .analysis import Describer, activity, check_modelled, varied_names
 from .backward import Backward
 from .codegen import Refs, compile_source, to_source
+from .containers import check_appends, check_one_kind, container_depths
 from .contributions import Contributions, resolve_calls
 from .errors import CompileError, InvariantError
 from .facts import gather
@@ -40,7 +41,7 @@ from .runtime import FreeValues
 class Unit:
     __slots__ = ("name", "forward", "backward", "source", "params", "wrt", "_fn",
                  "dependencies", "mutated", "callees", "unconnected", "several",
-                 "__weakref__")
+                 "depth", "__weakref__")
 
     def __init__(self, name, forward, backward, source, params, wrt, fn, dependencies,
                  mutated=()):
@@ -56,6 +57,7 @@ class Unit:
         self.callees = ()             # the compiled units of the functions it calls
         self.unconnected = ()         # active parameters the result does not depend on
         self.several = False          # whether it returns a tuple of results
+        self.depth = 0                # how deep a container it returns (0: none)
 
     @property
     def fn(self):
@@ -129,7 +131,8 @@ def compile_unit(fn, active, scalars, cache, lifted=()):
     if len(active) != len(params):
         raise TypeError(f"{fn.__qualname__} takes {len(params)} arguments, got {len(active)}")
     wrt = [p for p, a in zip(params, active) if a]
-    scalar_params = {p for p, s in zip(params, scalars) if s}
+    scalar_params = {p for p, s in zip(params, scalars) if s is True}
+    param_depths = {p: s[1] for p, s in zip(params, scalars) if isinstance(s, tuple)}
     refs = Refs(parsed.namespace)
     live = _read_when_called(fn, parsed)
     if live:  # the values the function's free names hold when it runs, not when compiled
@@ -148,7 +151,8 @@ def compile_unit(fn, active, scalars, cache, lifted=()):
                 raise parsed.source_map.error(at, exc.message, exc.hint) from None
             raise
 
-    pair = reverse(parsed, node.body, wrt, names, refs, compile_call, scalar_params)
+    pair = reverse(parsed, node.body, wrt, names, refs, compile_call, scalar_params,
+                   param_depths)
     forward_code, backward_code, result = pair.forward, pair.backward, pair.result
     forward = gast.FunctionDef(
         name=f"{name}_forward", args=copy.deepcopy(node.args), body=forward_code,
@@ -196,6 +200,7 @@ def compile_unit(fn, active, scalars, cache, lifted=()):
     unit.callees = tuple(callee for callee, _ in pair.calls.values())
     unit.unconnected = pair.unconnected
     unit.several = len(outputs) > 1  # it returns a tuple
+    unit.depth = pair.depths.get(getattr(outputs[0], "id", None), 0) if not unit.several else 0
     return unit
 
 
@@ -215,9 +220,10 @@ class Pair:
     unconnected: tuple   # active parameters the result does not depend on
     facts: object        # the Facts of the normalised body
     plan: Plan           # what the forward pass saves
+    depths: dict         # the names holding containers, and how deep (containers.py)
 
 
-def reverse(parsed, body, wrt, names, refs, compile_call, scalar_params):
+def reverse(parsed, body, wrt, names, refs, compile_call, scalar_params, param_depths):
     """The forward and backward passes of a normalised ``body``: facts, activity and
     aliasing checks, calls compiled, a draft backward pass whose marks are planned
     for, the final backward pass, then the forward pass that keeps what it reads."""
@@ -232,9 +238,14 @@ def reverse(parsed, body, wrt, names, refs, compile_call, scalar_params):
     check_modelled(facts, active, source_map)
     check_views(facts, source_map)
     check_effects(facts, varied_names(facts, wrt), source_map)
+    check_appends(facts, source_map)
     namer = Namer(names)
-    calls, tuples = resolve_calls(facts, active, compile_call, names)
-    sequences = facts.packs | tuples
+    depths, _ = container_depths(facts, param_depths)
+    calls, tuples = resolve_calls(facts, active, compile_call, names, depths)
+    depths, mixed = container_depths(facts, param_depths, {
+        k: unit.depth for k, (unit, _) in calls.items() if unit.depth})
+    check_one_kind(facts, mixed & active, source_map)
+    sequences = facts.packs | tuples | set(depths)
     replay = Replay(calls)
     forward = Forward(facts, replay, refs)
     contributions = Contributions(facts, active, sequences, calls, refs, namer)
@@ -268,7 +279,7 @@ def reverse(parsed, body, wrt, names, refs, compile_call, scalar_params):
     live = (live_names(code) & facts.primal) - adjoints
     forward_code = forward.body(plan, ret, live, shape_only(code, live))
     return Pair(forward_code, code, result, outputs, active, namer, forward.tape_names,
-                forward.consumed(), calls, backward.unconnected, facts, plan)
+                forward.consumed(), calls, backward.unconnected, facts, plan, depths)
 
 
 def _lift(node, lifted, names):

@@ -281,7 +281,11 @@ def inverse_permutation(axes, ndim):
 
 @primitive
 def unindex(g, index, x):
-    """Scatter-add ``g`` into zeros shaped like ``x`` at ``index`` (the adjoint of ``x[index]``)."""
+    """Scatter-add ``g`` into zeros shaped like ``x`` at ``index`` (the adjoint of ``x[index]``);
+    for a list, tuple or dict ``x``, its item adjoint (rules/containers.py)."""
+    if isinstance(x, (list, tuple, dict)):
+        from .containers import item_adjoint
+        return item_adjoint(g, index, x)
     out = np.zeros(np.shape(x), dtype=np.result_type(g))
     np.add.at(out, index, g)
     return out

@@ -1,0 +1,150 @@
+"""Which names hold containers (lists, tuples, dicts), and the lists built by append.
+
+The adjoint of a container is :class:`rules.containers.Items`, which adds item by
+item; the backward pass must know which names hold one, to start their adjoints at
+``zero_adjoints(xs)`` and to add an item's adjoint into its slot.  A name holds a
+container when it is a parameter passed one, a literal ``[a, b]`` or ``{"k": v}``,
+a list built by ``append``, an item of a container of containers (the depth of each
+parameter's nesting is known when it is compiled), or a copy of one of these.
+
+``xs.append(v)`` is differentiated as ``xs = append(xs, v)``: the list the adjoint
+reads is the list as it ends.  That is exact only if no adjoint reads the list
+before an append changes it, and if no other name or container shares it.
+:func:`check_appends` refuses every other use.
+
+Invariant after ``container_depths``: a name in the map holds a container at every
+point where an adjoint of it is live, and maps to the depth of its nesting.
+"""
+import operator
+
+import gast
+
+from ..rules import containers as runtime
+from . import syntax as S
+from .analysis import Kind, target_names
+
+
+def container_depths(facts, param_depths, call_depths=None):
+    """({name: depth >= 1} of the names that hold containers, the names of those that
+    hold something else somewhere too); ``param_depths`` are the parameters passed
+    containers, ``call_depths`` {id(call statement): depth} the calls of user
+    functions known to return one."""
+    depths = dict(param_depths)
+    call_depths = call_depths or {}
+    leaves = set(facts.params) - set(param_depths)
+
+    def depth(node):
+        return depths.get(node.id, 0) if isinstance(node, gast.Name) else 0
+
+    changed = True
+    while changed:  # depths only grow: loops feed an append from its own results
+        changed = False
+        for s in facts.assigns:
+            target = s.targets[0]
+            if not isinstance(target, gast.Name):
+                continue
+            op = facts.ops[id(s)]
+            d = _depth_of(s, op, depth, call_depths)
+            if d == 0:
+                leaves.add(target.id)
+            if d > depths.get(target.id, 0):
+                depths[target.id] = d
+                changed = True
+    return depths, leaves & set(depths)
+
+
+def _depth_of(s, op, depth, call_depths):
+    value = s.value
+    if isinstance(value, gast.BinOp) and isinstance(value.op, gast.Add) and (
+            depth(value.left) or depth(value.right)):
+        # xs + [v] joins lists: differentiated as the join it is, not as np.add
+        op.fn, op.rule = runtime.join_lists, runtime.WHOLE[runtime.join_lists]
+        return max(depth(value.left), depth(value.right))
+    if op.kind is Kind.PACK:
+        return 1 + max((depth(a) for a in op.inputs), default=0)
+    if op.kind is Kind.COPY:
+        return depth(op.inputs[0])
+    if op.kind is Kind.CALL:
+        return call_depths.get(id(s), 0)
+    if op.fn is runtime.append:
+        return max(depth(op.inputs[0]), 1 + depth(op.inputs[1]))
+    if op.kind is Kind.PRIMITIVE and op.fn is operator.getitem:
+        inner = depth(op.inputs[0])
+        return inner - 1 if inner >= 2 else 0
+    return 0
+
+
+def check_one_kind(facts, names, source_map):
+    """Refuse names carrying a gradient that hold a container at one point and an
+    array or a number at another (``xs = np.array(xs)``): their adjoints differ."""
+    for s in facts.assigns:
+        clash = set(target_names(s.targets[0])) & names
+        if clash:
+            name = min(clash)
+            raise source_map.error(s, f"{name} holds a list, tuple or dict in one place and "
+                                   "an array or a number in another",
+                                   hint=f"Give the {name} of each kind a name of its own.")
+
+
+def check_appends(facts, source_map):
+    """Refuse an ``append`` that the adjoints cannot follow: to a list the function did
+    not make itself (an argument: the caller's list would change), or one that some
+    statement reads, copies or packs before a later append to it."""
+    appends = {}
+    for s in facts.assigns:
+        if facts.ops[id(s)].fn is runtime.append:
+            appends.setdefault(s.targets[0].id, []).append(s)
+    for name, stmts in appends.items():
+        made = [s for s in facts.assigns if name in target_names(s.targets[0])
+                and s not in stmts]
+        reaching = [m for m in made if any(_may_follow(facts, a, m, ()) for a in stmts)]
+        first = min(stmts, key=lambda a: facts.order[id(a)])
+        if any(not isinstance(m.value, gast.List) for m in reaching) or not any(
+                _runs_before(facts, m, first) for m in reaching):
+            raise source_map.error(first, f"cannot differentiate {name}.append(...) on "
+                                   "a list the function did not make as a literal",
+                                   hint=f"Start it here with {name} = [] (or [...]).")
+        for read in _reads(facts, name, stmts):
+            for a in stmts:
+                if _may_follow(facts, a, read, reaching):
+                    raise source_map.error(
+                        read, f"cannot differentiate a read of {name} before a later "
+                        f"{name}.append(...): the gradient would see the list as it ends",
+                        hint=f"Read {name} after its last append, or keep the value you "
+                             "need in a variable of its own.")
+
+
+def _runs_before(facts, first, later):
+    """Whether statement ``first`` runs, each time, before ``later`` does: earlier in
+    order, in no loop or branch that ``later`` is not in too."""
+    return (facts.order[id(first)] < facts.order[id(later)]
+            and facts.loops_of[id(first)] <= facts.loops_of[id(later)]
+            and facts.arms_of[id(first)] <= facts.arms_of[id(later)])
+
+
+def _reads(facts, name, appends):
+    """The statements that read ``name``, other than its appends and ``len(name)``."""
+    skip = {id(s) for s in appends}
+    for s in facts.in_order:
+        if id(s) in skip or isinstance(s, (gast.For, gast.While, gast.If)):
+            continue
+        value = getattr(s, "value", None)
+        if value is None or name not in S.loaded_names(s):
+            continue
+        if (isinstance(value, gast.Call) and isinstance(value.func, gast.Name)
+                and value.func.id == "len" and isinstance(s, gast.Assign)):
+            continue
+        yield s
+
+
+def _may_follow(facts, later, read, made):
+    """Whether statement ``later`` may run after ``read`` on the same list: later in
+    order, or in a loop around both that does not make the list afresh first."""
+    order = facts.order
+    if order[id(later)] > order[id(read)]:
+        return True
+    for loop in facts.loops_of[id(read)] & facts.loops_of[id(later)]:
+        if not any(loop in facts.loops_of[id(m)] and _runs_before(facts, m, later)
+                   for m in made):
+            return True
+    return False

@@ -1,0 +1,258 @@
+"""The adjoint of a Python container (list, tuple, dict, namedtuple), and the rules of
+the functions that take a container whole (``np.stack(xs)``, ``sum(xs)``).
+
+A container of arrays and numbers is a pytree, and its adjoint has its structure.
+:class:`Items` holds the adjoints of the items that some code reached, by position or
+key; an item it does not hold has adjoint zero, so reading one of a thousand items
+costs one entry, not a thousand arrays of zeros.  Adjoints add item by item (``+``),
+and NumPy defers to ``Items`` in arithmetic (``__array_ufunc__ = None``), so the
+generated ``dx = dx + ...`` serves arrays and containers alike, and mixing the two
+by mistake raises instead of computing something.  :func:`dense` gives the caller
+the gradient with the structure of the value.
+
+A list that grows by ``append`` is read, for gradients, only after its last append
+(``compiler.containers`` checks it), so ``like``, the list as it ends, names the
+items of every adjoint; ``length`` counts the items that exist at the point the
+backward pass has reached: undoing an append drops the last one.
+"""
+import operator
+
+import numpy as np
+
+from .helpers import unbroadcast
+from .registry import Rule
+
+CONTAINERS = (list, tuple, dict)
+
+
+class Items:
+    """The adjoint of the container ``like``: ``items`` maps a position or key to the
+    adjoint of that item; the first ``length`` items of a list exist."""
+
+    __slots__ = ("like", "items", "length")
+    __array_ufunc__ = None  # ndarray + Items -> Items.__radd__, never an object array
+
+    def __init__(self, like, items=None, length=None):
+        self.like = like
+        self.items = {} if items is None else items
+        self.length = len(like) if length is None else length
+
+    def key(self, k):
+        """``k`` as the key ``items`` uses: a position from 0, for a sequence."""
+        if isinstance(self.like, dict):
+            if k not in self.like:
+                raise KeyError(k)
+            return k
+        k = operator.index(k)
+        if not -self.length <= k < self.length:
+            raise IndexError(f"index {k} out of range for {self.length} items")
+        return k % self.length
+
+    def held(self):
+        """(key, adjoint) of the items held, of those that exist."""
+        if isinstance(self.like, dict):
+            return self.items.items()
+        return ((k, v) for k, v in self.items.items() if k < self.length)
+
+    def __getitem__(self, k):
+        if isinstance(k, slice):
+            return Items(self.like[k], {j: self[p] for j, p in
+                                        enumerate(range(self.length)[k]) if p in self.items})
+        k = self.key(k)
+        held = self.items.get(k)
+        return zeros_like(self.like[k]) if held is None else held
+
+    def __setitem__(self, k, value):
+        self.items[self.key(k)] = value
+
+    def __len__(self):
+        return self.length
+
+    def __iter__(self):
+        keys = self.like if isinstance(self.like, dict) else range(self.length)
+        return (self[k] for k in keys)
+
+    def __add__(self, other):
+        if not isinstance(other, Items):
+            other = as_items(other, self.like)
+        merged = Items(self.like, dict(self.held()), max(self.length, other.length))
+        return merged.add(other)
+
+    __radd__ = __add__
+
+    def __iadd__(self, other):
+        if not isinstance(other, Items):
+            other = as_items(other, self.like)
+        return self.add(other)
+
+    def add(self, other):
+        """Add ``other``'s items into this object's own."""
+        for k, v in other.held():
+            mine = self.items.get(k)
+            self.items[k] = v if mine is None else mine + v
+        return self
+
+    def copy(self):
+        return Items(self.like, dict(self.held()), self.length)
+
+    def __repr__(self):
+        return f"Items({dict(self.held())!r})"
+
+
+def as_items(g, like):
+    """``g``, an adjoint of container ``like`` in another form, as :class:`Items`: zero
+    (``0``, ``None``), or an array stacking the adjoints of equal-shaped items."""
+    if g is None or (np.ndim(g) == 0 and not isinstance(g, CONTAINERS) and g == 0):
+        return Items(like)
+    if isinstance(g, np.ndarray) and not isinstance(like, dict) and len(g) == len(like):
+        return Items(like, {k: g[k] for k in range(len(g))})
+    raise TypeError(f"cannot add an adjoint of type {type(g).__name__} to the adjoint of "
+                    f"a {type(like).__name__}")
+
+
+def zeros_like(x):
+    """The zero adjoint of ``x``: Items for a container, 0.0 for a number, else an array."""
+    if isinstance(x, CONTAINERS):
+        return Items(x)
+    if isinstance(x, (float, int)):
+        return 0.0
+    return np.zeros(np.shape(x), np.result_type(getattr(x, "dtype", float), np.float32))
+
+
+def zero_adjoints(xs):
+    """The adjoint of container ``xs`` before any item has one."""
+    return Items(xs)
+
+
+def dense(g, like, leaf):
+    """The gradient for value ``like`` from its adjoint ``g``: the same structure, with
+    ``leaf(adjoint or None, value)`` for each array or number in it."""
+    if not isinstance(like, CONTAINERS):
+        return leaf(g, like)
+    g = g if isinstance(g, Items) else as_items(g, like)
+    held = dict(g.held())
+    if isinstance(like, dict):
+        return type(like)((k, dense(held.get(k), v, leaf)) for k, v in like.items())
+    values = [dense(held.get(k), v, leaf) for k, v in enumerate(like)]
+    if isinstance(like, tuple):
+        return type(like)(*values) if hasattr(like, "_fields") else tuple(values)
+    return values
+
+
+def item_adjoint(g, index, xs):
+    """The adjoint of container ``xs`` from the adjoint ``g`` of ``xs[index]``."""
+    if isinstance(index, slice):
+        positions = range(len(xs))[index]
+        return Items(xs, {p: g[j] for j, p in enumerate(positions)})
+    out = Items(xs)
+    out[index] = g
+    return out
+
+
+def last(g):
+    """The adjoint of the item an ``append`` added: the last of list adjoint ``g``."""
+    return g[len(g) - 1]
+
+
+def drop_last(g):
+    """List adjoint ``g`` as it was before the last ``append``: one item shorter.
+    The items are shared, not copied: ``g`` is dead once its append is undone."""
+    if isinstance(g, np.ndarray):
+        return g[:-1]
+    return Items(g.like, g.items, g.length - 1)
+
+
+def append(xs, v):
+    """``xs.append(v)`` as a value: the same list, one item longer."""
+    xs.append(v)
+    return xs
+
+
+def _adjoints_of(xs, pieces):
+    """The adjoint of ``xs`` from those of its items: Items for a container; for an
+    array (whose rows the function took as items), the array they make."""
+    if isinstance(xs, CONTAINERS):
+        return Items(xs, dict(enumerate(pieces)))
+    return np.reshape(np.stack(pieces), np.shape(xs)) if len(pieces) else np.zeros(np.shape(xs))
+
+
+def join_lists(a, b):
+    """``a + b`` of two lists (or tuples): one after the other."""
+    return a + b
+
+
+def front(g, a):
+    """The adjoint of ``a`` from that of ``a + b``: its first ``len(a)`` items."""
+    if isinstance(g, np.ndarray):
+        return g[:len(a)]
+    return Items(a, {k: v for k, v in g.held() if k < len(a)})
+
+
+def back(g, a, b):
+    """The adjoint of ``b`` from that of ``a + b``: the items after ``a``'s."""
+    if isinstance(g, np.ndarray):
+        return g[len(a):]
+    return Items(b, {k - len(a): v for k, v in g.held() if k >= len(a)})
+
+
+def parts(g, xs, axis, promote=np.asarray):
+    """The adjoints of the items of ``xs`` from the adjoint ``g`` of their join along
+    ``axis``, each item first promoted (``np.atleast_2d`` for vstack...)."""
+    shapes = [np.shape(promote(x)) for x in xs]
+    bounds = np.cumsum([s[axis] for s in shapes])[:-1]
+    pieces = np.split(g, bounds, axis=axis)
+    return _adjoints_of(xs, [np.reshape(p, np.shape(x)) for p, x in zip(pieces, xs)])
+
+
+def unstacked(g, xs, axis=0):
+    """The adjoints of the items of ``xs`` from the adjoint of ``np.stack(xs, axis)``."""
+    return _adjoints_of(xs, list(np.moveaxis(g, axis, 0)))
+
+
+def from_array(g, x):
+    """The adjoint of ``x`` (nested lists of numbers or arrays, or an array) from the
+    adjoint of ``np.array(x)``."""
+    if isinstance(x, CONTAINERS) and not isinstance(x, dict):
+        return Items(x, {k: from_array(g[k], item) for k, item in enumerate(x)})
+    return np.reshape(g, np.shape(x))
+
+
+def spread(g, xs):
+    """The adjoints of the items of ``xs`` from the adjoint of ``sum(xs)``."""
+    return _adjoints_of(xs, [unbroadcast(g, x) for x in xs])
+
+
+def _hstack_axis(xs):
+    return 0 if all(np.ndim(x) <= 1 for x in xs) else 1
+
+
+def _column(x):
+    x = np.asarray(x)
+    return x.reshape(-1, 1) if x.ndim < 2 else x
+
+
+# The rules of functions given a whole container (a name, not a literal [a, b]): the
+# compiler differentiates np.stack(xs) through these; the tape sees the items one by one.
+WHOLE = {
+    np.stack: Rule(np.stack, [lambda g, ans, arrays, axis=0: unstacked(g, arrays, axis)],
+                   "numpy.stack"),
+    np.concatenate: Rule(np.concatenate,
+                         [lambda g, ans, arrays, axis=0: parts(g, arrays, axis)],
+                         "numpy.concatenate"),
+    np.hstack: Rule(np.hstack, [lambda g, ans, tup: parts(g, tup, _hstack_axis(tup),
+                                                         np.atleast_1d)], "numpy.hstack"),
+    np.vstack: Rule(np.vstack, [lambda g, ans, tup: parts(g, tup, 0, np.atleast_2d)],
+                    "numpy.vstack"),
+    np.column_stack: Rule(np.column_stack, [lambda g, ans, tup: parts(g, tup, 1, _column)],
+                          "numpy.column_stack"),
+    np.array: Rule(np.array, [lambda g, ans, object, dtype=None: from_array(g, object)],
+                   "numpy.array"),
+    np.asarray: Rule(np.asarray, [lambda g, ans, a, dtype=None: from_array(g, a)],
+                     "numpy.asarray"),
+    sum: Rule(sum, [lambda g, ans, iterable, start=0: spread(g, iterable),
+                    lambda g, ans, iterable, start=0: unbroadcast(g, start)], "sum"),
+    join_lists: Rule(join_lists, [lambda g, ans, a, b: front(g, a), lambda g, ans, a, b: back(g, a, b)],
+               "join_lists"),
+    append: Rule(append, [lambda g, ans, xs, v: drop_last(g), lambda g, ans, xs, v: last(g)],
+                 "append"),
+}
