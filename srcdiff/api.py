@@ -45,16 +45,18 @@ def _rebuilt(tree, values):
 
 def _kind(value):
     """What a compiled unit is specialised on: True for a number, False for an array,
-    and ``("container", depth)`` for a list, tuple or dict (a pytree)."""
+    and ``("container", least, greatest)`` for a list, tuple or dict (a pytree): the
+    depths of its shallowest and deepest leaves."""
     if isinstance(value, CONTAINERS):
-        return ("container", _depth(value))
+        return ("container",) + _depths(value)
     return _is_scalar(value)
 
 
-def _depth(value):
+def _depths(value):
     if not isinstance(value, CONTAINERS):
-        return 0
-    return 1 + max((_depth(v) for v in _values(value)), default=0)
+        return 0, 0
+    inner = [_depths(v) for v in _values(value)] or [(0, 0)]
+    return 1 + min(lo for lo, _ in inner), 1 + max(hi for _, hi in inner)
 
 
 def _is_scalar(value):

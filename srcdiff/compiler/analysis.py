@@ -90,6 +90,10 @@ class Describer:
             return self.primitive(operator.getitem, [value.value, value.slice], {}, value)
         if isinstance(value, gast.Attribute) and value.attr in STATIC_ATTRIBUTES:
             return NONE  # x.shape, x.dtype: no gradient
+        if isinstance(value, gast.Attribute) and isinstance(value.value, gast.Name):
+            # p.W of a namedtuple p (its rule refuses any other object at run time)
+            return Op(Kind.PRIMITIVE, [value.value, S.const(value.attr)], fn=containers.field,
+                      rule=containers.WHOLE[containers.field])
         if isinstance(value, gast.Call):
             return self.call(value)
         if isinstance(value, (gast.Tuple, gast.List)):

@@ -12,8 +12,9 @@ reads is the list as it ends.  That is exact only if no adjoint reads the list
 before an append changes it, and if no other name or container shares it.
 :func:`check_appends` refuses every other use.
 
-Invariant after ``container_depths``: a name in the map holds a container at every
-point where an adjoint of it is live, and maps to the depth of its nesting.
+Invariant after ``container_depths``: a name of ``definite(depths)`` holds a container
+wherever it is bound; any other name may hold one only where its adjoint's form is
+decided when the backward pass runs (``unindex`` of a container gives Items).
 """
 import operator
 
@@ -25,8 +26,10 @@ from .analysis import Kind, target_names
 
 
 def container_depths(facts, param_depths, call_depths=None):
-    """({name: depth >= 1} of the names that hold containers, the names of those that
-    hold something else somewhere too); ``param_depths`` are the parameters passed
+    """({name: (least, greatest) depth} of the names that may hold containers, the
+    names that hold something else somewhere too).  A name whose least depth is 1 or
+    more holds a container wherever it is bound; an item of a dict holding arrays
+    and lists may be either (least 0).  ``param_depths`` are the parameters passed
     containers, ``call_depths`` {id(call statement): depth} the calls of user
     functions known to return one."""
     depths = dict(param_depths)
@@ -34,44 +37,58 @@ def container_depths(facts, param_depths, call_depths=None):
     leaves = set(facts.params) - set(param_depths)
 
     def depth(node):
-        return depths.get(node.id, 0) if isinstance(node, gast.Name) else 0
+        return depths.get(node.id, (0, 0)) if isinstance(node, gast.Name) else (0, 0)
 
     changed = True
-    while changed:  # depths only grow: loops feed an append from its own results
+    while changed:  # depths only spread: loops feed an append from its own results
         changed = False
         for s in facts.assigns:
             target = s.targets[0]
             if not isinstance(target, gast.Name):
                 continue
-            op = facts.ops[id(s)]
-            d = _depth_of(s, op, depth, call_depths)
-            if d == 0:
+            lo, hi = _depth_of(s, facts.ops[id(s)], depth, call_depths)
+            if hi == 0:
                 leaves.add(target.id)
-            if d > depths.get(target.id, 0):
-                depths[target.id] = d
+                continue
+            old = depths.get(target.id)
+            new = (lo, hi) if old is None else (min(lo, old[0]), max(hi, old[1]))
+            if new != old:
+                depths[target.id] = new
                 changed = True
     return depths, leaves & set(depths)
+
+
+def definite(depths):
+    """The names that hold a container wherever they are bound."""
+    return {name for name, (lo, _) in depths.items() if lo >= 1}
 
 
 def _depth_of(s, op, depth, call_depths):
     value = s.value
     if isinstance(value, gast.BinOp) and isinstance(value.op, gast.Add) and (
-            depth(value.left) or depth(value.right)):
+            depth(value.left)[0] or depth(value.right)[0]):
         # xs + [v] joins lists: differentiated as the join it is, not as np.add
         op.fn, op.rule = runtime.join_lists, runtime.WHOLE[runtime.join_lists]
-        return max(depth(value.left), depth(value.right))
+        return _widest(depth(value.left), depth(value.right))
     if op.kind is Kind.PACK:
-        return 1 + max((depth(a) for a in op.inputs), default=0)
+        inner = _widest(*(depth(a) for a in op.inputs)) if op.inputs else (0, 0)
+        return inner[0] + 1, inner[1] + 1
     if op.kind is Kind.COPY:
         return depth(op.inputs[0])
     if op.kind is Kind.CALL:
-        return call_depths.get(id(s), 0)
+        d = call_depths.get(id(s), 0)
+        return d, d
     if op.fn is runtime.append:
-        return max(depth(op.inputs[0]), 1 + depth(op.inputs[1]))
-    if op.kind is Kind.PRIMITIVE and op.fn is operator.getitem:
-        inner = depth(op.inputs[0])
-        return inner - 1 if inner >= 2 else 0
-    return 0
+        (lo, hi), (vlo, vhi) = depth(op.inputs[0]), depth(op.inputs[1])
+        return max(lo, 1), max(hi, vhi + 1)
+    if op.kind is Kind.PRIMITIVE and op.fn in (operator.getitem, runtime.field):
+        lo, hi = depth(op.inputs[0])
+        return max(lo - 1, 0), max(hi - 1, 0)
+    return 0, 0
+
+
+def _widest(*ranges):
+    return min(lo for lo, _ in ranges), max(hi for _, hi in ranges)
 
 
 def check_one_kind(facts, names, source_map):

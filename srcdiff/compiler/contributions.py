@@ -34,8 +34,9 @@ def resolve_calls(facts, active, compile_call, names, depths):
         if op.kind is not Kind.CALL or not set(targets) & active:
             continue
         mask = tuple(isinstance(a, gast.Name) and a.id in active for a in op.inputs)
-        numbers = tuple(("container", depths[a.id]) if isinstance(a, gast.Name)
-                        and a.id in depths else _is_number(facts, a) for a in op.inputs)
+        numbers = tuple(("container",) + depths[a.id] if isinstance(a, gast.Name)
+                        and depths.get(a.id, (0,))[0] else _is_number(facts, a)
+                        for a in op.inputs)
         unit = compile_call(op.fn, mask, numbers, s)
         calls[id(s)] = (unit, names.fresh(targets[0] + "_tape"))
         if unit.several and isinstance(s.targets[0], gast.Name):
@@ -116,6 +117,8 @@ class Contributions:
                 self.refs.bind_globals(syntax)
                 inputs = op.inputs if op.fn is not operator.getitem else [
                     op.inputs[0], _index_value(op.inputs[1])]
+                if op.rule not in WHOLE.values() and op.fn is not operator.getitem:
+                    inputs = [self.as_array(b) for b in inputs]
                 expr = syntax.inline(i, g, ans, inputs, op.kwargs)
             others = [b for k, b in enumerate(op.inputs) if k != i]
             expr = _simplify(expr, lambda v: self.same_shape(v, a, others, result_scalar))
@@ -128,6 +131,13 @@ class Contributions:
                                  args=[expr, S.name(a.id)], keywords=[])
             out.append((a.id, expr))
         return out
+
+    def as_array(self, node):
+        """What a rule on arrays reads for input ``node``: ``np.asarray(xs)`` of a list
+        (NumPy converts it so; ``xs == ans`` on the list itself is one bool)."""
+        if isinstance(node, gast.Name) and node.id in self.sequences:
+            return gast.Call(func=S.expr("np.asarray"), args=[node], keywords=[])
+        return node
 
     def user_rule(self, rule, i, g, ans, op):
         """Input ``i``'s adjoint from a rule given to ``sd.register_gradient``: its

@@ -289,8 +289,10 @@ class Normalizer(ExpressionLowering):
             return None
         d = self.copy_if_assigned(self.atom(call.func.value, "d"),
                                   S.assigned_names(s.body) | S.names_in(s.target))
-        keys = gast.Call(func=S.name("list"), args=[d], keywords=[])
-        keys.srcdiff_keys = True
+        listed = gast.Call(func=S.name("list"), args=[d], keywords=[])
+        listed.srcdiff_keys = True  # analysis: no gradient
+        keys = S.name(self.names.fresh("keys"))
+        self.emit(S.assign(keys.id, listed), s)
         if call.func.attr == "keys":
             return gast.For(target=s.target, iter=keys, body=s.body, orelse=s.orelse,
                             type_comment=None)

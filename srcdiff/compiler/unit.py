@@ -24,7 +24,7 @@ from .aliasing import check_effects, check_views
 from .analysis import Describer, activity, check_modelled, varied_names
 from .backward import Backward
 from .codegen import Refs, compile_source, to_source
-from .containers import check_appends, check_one_kind, container_depths
+from .containers import check_appends, check_one_kind, container_depths, definite
 from .contributions import Contributions, resolve_calls
 from .errors import CompileError, InvariantError
 from .facts import gather
@@ -132,7 +132,7 @@ def compile_unit(fn, active, scalars, cache, lifted=()):
         raise TypeError(f"{fn.__qualname__} takes {len(params)} arguments, got {len(active)}")
     wrt = [p for p, a in zip(params, active) if a]
     scalar_params = {p for p, s in zip(params, scalars) if s is True}
-    param_depths = {p: s[1] for p, s in zip(params, scalars) if isinstance(s, tuple)}
+    param_depths = {p: s[1:] for p, s in zip(params, scalars) if isinstance(s, tuple)}
     refs = Refs(parsed.namespace)
     live = _read_when_called(fn, parsed)
     if live:  # the values the function's free names hold when it runs, not when compiled
@@ -200,7 +200,8 @@ def compile_unit(fn, active, scalars, cache, lifted=()):
     unit.callees = tuple(callee for callee, _ in pair.calls.values())
     unit.unconnected = pair.unconnected
     unit.several = len(outputs) > 1  # it returns a tuple
-    unit.depth = pair.depths.get(getattr(outputs[0], "id", None), 0) if not unit.several else 0
+    depth = pair.depths.get(getattr(outputs[0], "id", None), (0, 0))
+    unit.depth = depth[1] if depth[0] and not unit.several else 0
     return unit
 
 
@@ -245,7 +246,7 @@ def reverse(parsed, body, wrt, names, refs, compile_call, scalar_params, param_d
     depths, mixed = container_depths(facts, param_depths, {
         k: unit.depth for k, (unit, _) in calls.items() if unit.depth})
     check_one_kind(facts, mixed & active, source_map)
-    sequences = facts.packs | tuples | set(depths)
+    sequences = facts.packs | tuples | definite(depths)
     replay = Replay(calls)
     forward = Forward(facts, replay, refs)
     contributions = Contributions(facts, active, sequences, calls, refs, namer)

@@ -176,6 +176,19 @@ def _adjoints_of(xs, pieces):
     return np.reshape(np.stack(pieces), np.shape(xs)) if len(pieces) else np.zeros(np.shape(xs))
 
 
+def field(x, name):
+    """``x.name`` of a namedtuple ``x``: its item at that field."""
+    return getattr(x, name)
+
+
+def field_adjoint(g, name, x):
+    """The adjoint of namedtuple ``x`` from the adjoint ``g`` of ``x.name``."""
+    if not hasattr(x, "_fields"):
+        raise TypeError(f"cannot differentiate .{name} of a {type(x).__name__}: only the "
+                        "fields of a namedtuple are modelled")
+    return item_adjoint(g, x._fields.index(name), x)
+
+
 def join_lists(a, b):
     """``a + b`` of two lists (or tuples): one after the other."""
     return a + b
@@ -251,6 +264,7 @@ WHOLE = {
                      "numpy.asarray"),
     sum: Rule(sum, [lambda g, ans, iterable, start=0: spread(g, iterable),
                     lambda g, ans, iterable, start=0: unbroadcast(g, start)], "sum"),
+    field: Rule(field, [lambda g, ans, x, name: field_adjoint(g, name, x)], "field"),
     join_lists: Rule(join_lists, [lambda g, ans, a, b: front(g, a), lambda g, ans, a, b: back(g, a, b)],
                "join_lists"),
     append: Rule(append, [lambda g, ans, xs, v: drop_last(g), lambda g, ans, xs, v: last(g)],
