@@ -16,25 +16,15 @@ sorted key.
 import numpy as np
 
 import srcdiff as sd
+from srcdiff import nest  # the tape's own order of leaves
 
 
-def leaves(tree):
-    """The arrays of ``tree``, in the order stated in the module docstring."""
-    if isinstance(tree, dict):
-        return [leaf for key in sorted(tree) for leaf in leaves(tree[key])]
-    if isinstance(tree, (list, tuple)):
-        return [leaf for item in tree for leaf in leaves(item)]
-    return [tree]
+leaves = nest.flatten  # the arrays of a tree, in the order the docstring states
 
 
 def tree_map(f, tree, *others):
-    """``tree`` with each leaf ``x`` replaced by ``f(x, *the same leaf of others)``,
-    visiting the leaves in ``leaves`` order."""
-    if isinstance(tree, dict):
-        return {key: tree_map(f, tree[key], *(o[key] for o in others)) for key in sorted(tree)}
-    if isinstance(tree, (list, tuple)):
-        return type(tree)(tree_map(f, *items) for items in zip(tree, *others))
-    return f(tree, *others)
+    """``tree`` with each leaf ``x`` replaced by ``f(x, *the same leaf of others)``."""
+    return nest.pack_sequence_as(tree, [f(*xs) for xs in zip(leaves(tree), *map(leaves, others))])
 
 
 def eager_grad(objective, params, args):
@@ -95,14 +85,8 @@ def gradient_function(objective):
                 print(f"the compiler refuses it today ({where}{error.message.splitlines()[0]});"
                       " training on the eager tape")
                 compiled = None
-        return _unflatten(params, eager_grad(objective, params, args))
+        return nest.pack_sequence_as(params, eager_grad(objective, params, args))
     return gradient
-
-
-def _unflatten(tree, flat):
-    """``flat`` (leaves in ``leaves`` order) rebuilt into the structure of ``tree``."""
-    remaining = iter(flat)
-    return tree_map(lambda _: next(remaining), tree)
 
 
 def train(objective, params, args, steps, learning_rate, report_every):

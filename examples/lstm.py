@@ -9,7 +9,7 @@ import numpy as np
 
 import _engines
 from neural_net import logsumexp
-from rnn import ALPHABET, concat_and_multiply, log_likelihood, make_strings, one_hot_strings, sigmoid
+from rnn import concat_and_multiply, log_likelihood, sigmoid, string_problem
 
 GATES = ("change", "forget", "ingate", "outgate")
 
@@ -53,10 +53,7 @@ def training_loss(params, inputs):
 
 
 def problem():
-    rng = np.random.default_rng(0)
-    inputs = one_hot_strings(make_strings(rng))
-    size = len(ALPHABET)
-    return training_loss, init_lstm_params(size, 6, size, 0.3, rng), (inputs,)
+    return string_problem(training_loss, init_lstm_params)
 
 
 def check():

@@ -76,11 +76,16 @@ def make_strings(rng, count=6, length=8):
     return [pattern[k:k + length] for k in rng.integers(0, len(ALPHABET), count)]
 
 
-def problem():
+def string_problem(loss, init_params):
+    """``loss`` on a few strings, at parameters ``init_params`` draws for 6 states."""
     rng = np.random.default_rng(0)
     inputs = one_hot_strings(make_strings(rng))
     size = len(ALPHABET)
-    return training_loss, init_rnn_params(size, 6, size, 0.3, rng), (inputs,)
+    return loss, init_params(size, 6, size, 0.3, rng), (inputs,)
+
+
+def problem():
+    return string_problem(training_loss, init_rnn_params)
 
 
 def check():

@@ -18,15 +18,22 @@ EXAMPLES = sorted(p for p in DIRECTORY.glob("*.py") if not p.name.startswith("_"
 sys.path.insert(0, str(DIRECTORY))  # the programs import _engines and each other
 import _engines  # noqa: E402
 
-# Each program, and the construct the compiler refuses in it today (None: none).
+# Each program, and the construct the compiler refuses in it today (None: none); after
+# "then": constructs of the program it refuses too, each shown by a smaller program.
 MODELS = {
     "logistic_regression": None,
-    "neural_net": "np.squeeze has no compiled rule (in logsumexp)",
-    "gaussian_process": "a lambda as the differentiated function",
-    "rnn": "a nested def closing over the params dict",
-    "lstm": "a nested def closing over the params dict",
-    "convnet": "a generator over an active pytree (sum(... for p in params for w in p))",
-    "ode_net": "a lambda passed to a function (rk4's right-hand side)",
+    "neural_net": "np.squeeze has no compiled rule (in logsumexp); then: a list of (W, b) "
+                  "tuples as the argument, sum(... for W, b in params)",
+    "gaussian_process": "a lambda as the differentiated function; then: np.linalg.slogdet "
+                        "has no compiled rule",
+    "rnn": "a nested def closing over params; then: a dict argument, *args, np.hstack, "
+           "list.append",
+    "lstm": "a nested def closing over params; then: a dict argument, *args, np.hstack, "
+            "list.append",
+    "convnet": "sum() over a generator of active values; then: methods (layer.forward), "
+               "a list of tuples as the argument",
+    "ode_net": "a lambda passed as an argument; then: *args, a list of (W, b) tuples as the "
+               "argument, calling a function argument, list.append, np.stack",
 }
 
 
