@@ -1,19 +1,70 @@
-"""The examples run as a newcomer runs them, and say what they claim."""
+"""The examples run as a newcomer runs them, and say what they claim.
+
+The autograd-style programs (``MODELS``) define ``problem()`` and ``check()``
+(see examples/_engines.py): their eager gradients match finite differences, and
+their compiled gradients equal the eager tape's.
+"""
+import importlib
 import pathlib
 import subprocess
 import sys
 
 import pytest
 
-EXAMPLES = sorted((pathlib.Path(__file__).parent.parent / "examples").glob("*.py"))
+import srcdiff as sd
+
+DIRECTORY = pathlib.Path(__file__).parent.parent / "examples"
+EXAMPLES = sorted(p for p in DIRECTORY.glob("*.py") if not p.name.startswith("_"))
+sys.path.insert(0, str(DIRECTORY))  # the programs import _engines and each other
+import _engines  # noqa: E402
+
+# Each program, and the construct the compiler refuses in it today (None: none); after
+# "then": constructs of the program it refuses too, each shown by a smaller program.
+MODELS = {
+    "logistic_regression": None,
+    "neural_net": "np.squeeze has no compiled rule (in logsumexp); then: a list of (W, b) "
+                  "tuples as the argument, sum(... for W, b in params)",
+    "gaussian_process": "a lambda as the differentiated function; then: np.linalg.slogdet "
+                        "has no compiled rule",
+    "rnn": "a nested def closing over params; then: a dict argument, *args, np.hstack, "
+           "list.append",
+    "lstm": "a nested def closing over params; then: a dict argument, *args, np.hstack, "
+            "list.append",
+    "convnet": "sum() over a generator of active values; then: methods (layer.forward), "
+               "a list of tuples as the argument",
+    "ode_net": "a lambda passed as an argument; then: *args, a list of (W, b) tuples as the "
+               "argument, calling a function argument, list.append, np.stack",
+}
 
 
 @pytest.mark.parametrize("path", EXAMPLES, ids=lambda p: p.name)
 def test_example_runs(path):
+    """Each example runs; a training loop's printed loss goes down."""
     result = subprocess.run([sys.executable, str(path)], capture_output=True, text=True,
                             timeout=120)
     assert result.returncode == 0, result.stderr
     assert result.stdout.strip()
+    losses = [float(line.split()[-1]) for line in result.stdout.splitlines()
+              if line.startswith("step")]
+    assert losses == [] or losses[-1] < losses[0], result.stdout
+
+
+@pytest.mark.parametrize("name", MODELS)
+def test_eager_gradient_matches_finite_differences(name):
+    _engines.finite_difference_check(importlib.import_module(name).problem())
+
+
+def _refused_today(name):
+    reason = MODELS[name]
+    if reason is None:
+        return name
+    return pytest.param(name, marks=pytest.mark.xfail(strict=True, raises=sd.CompileError,
+                                                       reason=reason))
+
+
+@pytest.mark.parametrize("name", [_refused_today(name) for name in MODELS])
+def test_compiled_gradient_equals_eager(name):
+    importlib.import_module(name).check()
 
 
 def test_training_converges_and_shows_the_adjoint():
