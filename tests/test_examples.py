@@ -22,18 +22,13 @@ import _engines  # noqa: E402
 # "then": constructs of the program it refuses too, each shown by a smaller program.
 MODELS = {
     "logistic_regression": None,
-    "neural_net": "np.squeeze has no compiled rule (in logsumexp); then: a list of (W, b) "
-                  "tuples as the argument, sum(... for W, b in params)",
+    "neural_net": None,
     "gaussian_process": "a lambda as the differentiated function; then: np.linalg.slogdet "
-                        "has no compiled rule",
-    "rnn": "a nested def closing over params; then: a dict argument, *args, np.hstack, "
-           "list.append",
-    "lstm": "a nested def closing over params; then: a dict argument, *args, np.hstack, "
-            "list.append",
-    "convnet": "sum() over a generator of active values; then: methods (layer.forward), "
-               "a list of tuples as the argument",
-    "ode_net": "a lambda passed as an argument; then: *args, a list of (W, b) tuples as the "
-               "argument, calling a function argument, list.append, np.stack",
+                        "has no compiled rule (both taken by other branches)",
+    "rnn": "a nested def closing over params; then: *args",
+    "lstm": "a nested def closing over params; then: *args",
+    "convnet": "methods (layer.forward)",
+    "ode_net": "a lambda passed as an argument; then: *args, calling a function argument",
 }
 
 

@@ -10,9 +10,11 @@ from .registry import defexpansion, defvjp, defvjp_argnum, nondifferentiable, pr
 
 # view=True: the result may share the first argument's memory (the compiler must know).
 # batches=True: the rule keeps leading batch axes of the adjoint (via reshape_like, say).
-for _f in (np.reshape, np.ravel, np.squeeze, np.expand_dims,
-           np.atleast_1d, np.atleast_2d, np.atleast_3d):
+for _f in (np.reshape, np.ravel, np.atleast_1d, np.atleast_2d, np.atleast_3d):
     defvjp(_f, lambda g, ans, x, *args, **kw: reshape_like(g, x), view=True, batches=True)
+# their axis= reaches the compiler by name (a keyword only **kw takes is refused)
+defvjp(np.squeeze, lambda g, ans, a, axis=None: reshape_like(g, a), view=True, batches=True)
+defvjp(np.expand_dims, lambda g, ans, a, axis: reshape_like(g, a), view=True, batches=True)
 defvjp(np.transpose,
        lambda g, ans, x, axes=None: np.transpose(g, inverse_permutation(axes, np.ndim(x))),
        view=True)
