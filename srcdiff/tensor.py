@@ -266,9 +266,8 @@ class _ArrayLike:
                                 inputs, kwargs)
 
     def __array_function__(self, func, types, args, kwargs):
-        expansion = registry.expansion_of(func)  # several results: np.split, slogdet
-        if expansion is not None:
-            return expansion(*args, **kwargs)
+        if registry.expansion_of(func) is not None:  # several results: np.split, eigh
+            return registry.expand(func, *args, **kwargs)
         sequence_primitive = _SEQUENCE_FUNCTIONS.get(func)
         if sequence_primitive is not None:
             return _apply_to_sequence(sequence_primitive, func, args, kwargs)

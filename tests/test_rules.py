@@ -22,7 +22,7 @@ from srcdiff.compiler.runtime import ShapeOf
 from srcdiff.rules import helpers, registry, rule_of, traits_of
 from srcdiff.rules.helpers import unindex
 from srcdiff.rules.registry import all_rules, all_traits
-from srcdiff.rules.linalg import logabsdet
+from srcdiff.rules.linalg import eigh_factor, logabsdet, qr_factor, svd_factor
 from srcdiff.rules.nn import log_softmax, relu, sigmoid, softmax, softplus
 from srcdiff.rules.reductions import logsumexp, norm
 from srcdiff.rules.shapes import cast, concatenate, stack
@@ -81,6 +81,11 @@ def C(*shape):
 def M(*shape):
     """Well-conditioned square matrices."""
     return Arg(*shape, lo=-1.0, hi=1.0, matrix=True)
+
+
+def SPD(*shape):
+    """Symmetric positive definite in the lower (and upper) triangle: diagonally dominant."""
+    return Arg(*shape, lo=-0.5, hi=0.5, matrix=True)
 
 
 def X(value):
@@ -224,6 +229,15 @@ EXAMPLES = {
     np.linalg.det: [ex(M(3, 3)), ex(M(2, 3, 3))],
     logabsdet: [ex(M(3, 3)), ex(M(2, 3, 3)), ex(X([[0.5, 2.0], [1.0, -0.5]]))],
     np.linalg.solve: [ex(M(3, 3), R(3)), ex(M(3, 3), R(3, 2)), ex(M(2, 3, 3), R(2, 3, 4))],
+    np.linalg.cholesky: [ex(SPD(3, 3)), ex(SPD(2, 3, 3)), ex(SPD(3, 3), upper=True)],
+    # random matrices: eigh reads one triangle, and distinct eigenvalues are almost sure
+    eigh_factor: [ex(M(3, 3), 0), ex(M(3, 3), 1), ex(M(2, 3, 3), 1, "U"), ex(R(3, 3), 1)],
+    qr_factor: [ex(R(4, 3), 0), ex(R(4, 3), 1), ex(M(3, 3), 0, "complete"),
+                ex(M(2, 3, 3), 1)],
+    svd_factor: [ex(R(4, 3), 0, False), ex(R(4, 3), 1), ex(R(3, 4), 2, False),
+                 ex(R(3, 3), 0), ex(R(3, 3), 2), ex(R(2, 3, 4), 1, hermitian=False),
+                 ex(R(2, 4, 3), 2, full_matrices=False)],
+    np.linalg.svdvals: [ex(R(3, 4)), ex(R(2, 3, 3))],
     # activations
     sigmoid: unary(),
     softplus: unary(),

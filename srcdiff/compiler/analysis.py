@@ -128,6 +128,7 @@ class Describer:
             return self.primitive(SEQUENCE_FORMS[fn], args, kwargs, node)
         if rules.traits_of(fn).splits is not None:  # several results: see reverse_unpack
             return Op(Kind.SPLIT, node.args[:1], fn=fn, name=rules.registry.primitive_name(fn))
+        fn = rules.registry.expansion_of(fn) or fn  # several results (eigh): compiled as a call
         if fn in _BUILTIN_PRIMITIVES and len(node.args) == (1 if fn is abs else 2):
             return self.primitive(_BUILTIN_PRIMITIVES[fn], node.args, kwargs, node)
         numpy_form = getattr(fn, "__numpy__", None)

@@ -425,3 +425,102 @@ def solve_adjoints(g, a, b, ans):
     if np.ndim(b) == np.ndim(a) - 1:
         return -np.expand_dims(db, -1) * np.expand_dims(ans, -2), db
     return -(db @ T(ans)), db
+
+
+# --- matrix decompositions.  Each adjoint recomputes the decomposition with NumPy
+# (on Tensors: recorded, so the rules differentiate again), real matrices only.
+
+def real_only(x, what):
+    """``x``, or a refusal where a rule models real matrices only."""
+    if np.iscomplexobj(x):
+        raise NotImplementedError(f"the gradient of {what} of a complex matrix")
+    return x
+
+
+def eye_like(x):
+    """The identity the size of ``x``'s last axis."""
+    return np.eye(np.shape(x)[-1])
+
+
+def gaps(w):
+    """``F[..., i, j] = 1 / (w_j - w_i)`` off the diagonal, 0 on it.  A repeated
+    value makes it inf: the derivative does not exist, and, as in JAX and autograd,
+    the adjoint shows inf or nan rather than a number."""
+    eye = eye_like(w)
+    with np.errstate(divide="ignore"):
+        return 1 / (np.expand_dims(w, -2) - np.expand_dims(w, -1) + eye) - eye
+
+
+def read_triangle(G, upper):
+    """The adjoint of ``a`` in ``f(a)``, where f reads only a triangle of ``a`` as a
+    symmetric matrix ``X``, from ``G``, an adjoint of ``X``: each element off the
+    diagonal stands for two of ``X``."""
+    both = G + T(G)
+    return (np.triu(both) if upper else np.tril(both)) - G * eye_like(G)
+
+
+def transposed_solve(b, r):
+    """``b @ inv(r).T``."""
+    return T(np.linalg.solve(r, T(b)))
+
+
+def eigh_adjoint(k, g, a, UPLO):
+    """The adjoint of ``a`` from that of ``np.linalg.eigh(a, UPLO)[k]`` (0: the
+    eigenvalues, 1: the eigenvectors, which a repeated eigenvalue leaves undefined)."""
+    w, v = np.linalg.eigh(real_only(a, "np.linalg.eigh"), UPLO)
+    if k == 0:
+        inner = np.expand_dims(g, -2) * eye_like(w)
+    elif not np.any(g):  # no adjoint: not inf times 0 where an eigenvalue repeats
+        return np.zeros(np.shape(a))
+    else:
+        inner = gaps(w) * (T(v) @ g)
+    return read_triangle(v @ inner @ T(v), UPLO == "U")
+
+
+def cholesky_adjoint(g, ans, upper):
+    """The adjoint of ``a`` in ``np.linalg.cholesky(a)``, which reads a triangle of it."""
+    L, gL = (T(ans), T(g)) if upper else (ans, g)
+    phi = np.tril(T(real_only(L, "np.linalg.cholesky")) @ gL)
+    phi = phi - 0.5 * phi * eye_like(phi)
+    # L^-T phi L^-1, by two solves
+    return read_triangle(np.linalg.solve(T(L), transposed_solve(phi, T(L))), upper)
+
+
+def qr_adjoint(k, g, a, mode):
+    """The adjoint of ``a`` from that of ``np.linalg.qr(a, mode)[k]`` (0: Q, 1: R).
+    Defined where R is square and invertible (full column rank): a rank-deficient
+    ``a`` makes the solve fail, and a wide ``a`` or extra columns of a complete Q
+    are refused."""
+    q, r = np.linalg.qr(real_only(a, "np.linalg.qr"), mode)
+    m, n = np.shape(a)[-2:]
+    if m < n or np.shape(q)[-1] != n:
+        raise NotImplementedError("the gradient of np.linalg.qr of a matrix with more "
+                                  "columns than rows, or of a complete Q's extra columns")
+    gq, gr = (g, 0 * r) if k == 0 else (0 * q, g)
+    m = gr @ T(r) - T(q) @ gq
+    m = np.triu(m) + np.tril(T(m), -1)  # its upper triangle, mirrored
+    return transposed_solve(gq + q @ m, r)
+
+
+def svd_adjoint(k, g, a, full_matrices, hermitian):
+    """The adjoint of ``a`` from that of ``np.linalg.svd(a)[k]`` (0: U, 1: the singular
+    values, 2: Vh).  U and Vh are defined where the singular values are distinct and
+    not zero, and only their first min(m, n) columns (rows): full matrices of a
+    matrix that is not square are refused.  (The singular values' adjoint reads the
+    reduced factors: their signs cancel in it.)"""
+    u, s, vh = np.linalg.svd(real_only(a, "np.linalg.svd"), full_matrices and k != 1, True,
+                             hermitian)
+    if k == 1:
+        return (u * np.expand_dims(g, -2)) @ vh
+    if np.shape(u)[-1] != np.shape(vh)[-2]:
+        raise NotImplementedError("the gradient of np.linalg.svd(full_matrices=True) of "
+                                  "a matrix that is not square: call it with "
+                                  "full_matrices=False")
+    if not np.any(g):  # no adjoint: not inf times 0 where a singular value repeats
+        return np.zeros(np.shape(a))
+    f = gaps(s ** 2)
+    if k == 0:
+        inner = f * (T(u) @ g - T(g) @ u) * np.expand_dims(s, -2)
+        return (u @ inner + (g - u @ (T(u) @ g)) / np.expand_dims(s, -2)) @ vh
+    inner = np.expand_dims(s, -1) * f * (vh @ T(g) - g @ T(vh))
+    return u @ (inner @ vh + (g - (g @ T(vh)) @ vh) / np.expand_dims(s, -1))
