@@ -626,6 +626,8 @@ def _apply_untracked(fn, name, args, kwargs):
 def _apply_to_sequence(primitive, func, args, kwargs):
     """``np.concatenate([a, b], axis)`` and friends: the sequence becomes arguments."""
     sequence, rest = args[0], args[1:]
+    if func is np.linalg.multi_dot:  # no axis: the arrays are all it takes
+        return apply(primitive, *sequence, **kwargs)
     if rest:
         kwargs = dict(kwargs, axis=rest[0])
     axis = kwargs.get("axis", 0)

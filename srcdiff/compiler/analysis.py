@@ -29,7 +29,7 @@ BINOPS = {gast.Add: np.add, gast.Sub: np.subtract, gast.Mult: np.multiply,
 UNARY = {gast.USub: np.negative, gast.UAdd: np.positive}
 
 # Builtins on numbers that are NumPy primitives in disguise, as operators are.
-_BUILTIN_PRIMITIVES = {abs: np.absolute, max: np.maximum, min: np.minimum}
+_BUILTIN_PRIMITIVES = {abs: np.absolute, max: np.maximum, min: np.minimum, pow: np.power}
 
 
 class Kind(enum.Enum):
@@ -129,7 +129,7 @@ class Describer:
         if rules.traits_of(fn).splits is not None:  # several results: see reverse_unpack
             return Op(Kind.SPLIT, node.args[:1], fn=fn, name=rules.registry.primitive_name(fn))
         fn = rules.registry.expansion_of(fn) or fn  # several results (eigh): compiled as a call
-        if fn in _BUILTIN_PRIMITIVES and len(node.args) == (1 if fn is abs else 2):
+        if fn in _BUILTIN_PRIMITIVES and len(node.args) == (1 if fn is abs else 2) and not kwargs:
             return self.primitive(_BUILTIN_PRIMITIVES[fn], node.args, kwargs, node)
         numpy_form = getattr(fn, "__numpy__", None)
         if numpy_form is not None:  # an sd.* op: its NumPy form runs and is differentiated
@@ -142,7 +142,7 @@ class Describer:
             op = unknown(node, rules.registry.primitive_name(fn))
             op.fn = fn
             return op
-        op.forward = numpy_form
+        op.forward = cast if fn is cast else numpy_form  # x.astype(t) is cast(x, t): bound
         return op
 
     def bind(self, fn, node):

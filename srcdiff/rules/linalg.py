@@ -2,9 +2,10 @@
 import numpy as np
 
 from .helpers import (T, cholesky_adjoint, dot_lhs, dot_rhs, eigh_adjoint, einsum_adjoint,
-                      matmul_lhs, matmul_rhs, qr_adjoint, solve_adjoints, svd_adjoint,
-                      tensordot_lhs, tensordot_rhs)
+                      kron_adjoint, matmul_lhs, matmul_rhs, multi_dot_adjoint, qr_adjoint,
+                      solve_adjoints, svd_adjoint, tensordot_lhs, tensordot_rhs)
 from .registry import defexpansion, defvjp, defvjp_argnum, nondifferentiable, primitive
+from .shapes import SEQUENCE_FORMS
 
 defvjp(np.matmul,  # a ufunc: its rule batches over leading axes, as matmul does
        lambda g, ans, a, b: matmul_lhs(g, a, b),
@@ -24,6 +25,19 @@ defvjp(np.inner,
 defvjp(np.tensordot,
        lambda g, ans, a, b, axes=2: tensordot_lhs(g, a, b, axes),
        lambda g, ans, a, b, axes=2: tensordot_rhs(g, a, b, axes))
+defvjp(np.kron,
+       lambda g, ans, a, b: kron_adjoint(0, g, a, b),
+       lambda g, ans, a, b: kron_adjoint(1, g, a, b))
+
+
+@primitive
+def multi_dot(*arrays):
+    """``np.linalg.multi_dot`` with its arrays as arguments, so each has an adjoint."""
+    return np.linalg.multi_dot(arrays)
+
+
+defvjp_argnum(multi_dot, lambda i, g, ans, *arrays: multi_dot_adjoint(i, g, arrays))
+SEQUENCE_FORMS[np.linalg.multi_dot] = multi_dot
 defvjp_argnum(np.einsum,
               lambda i, g, ans, subscripts, *operands, **kw:
               einsum_adjoint(i - 1, g, subscripts, operands))
