@@ -633,3 +633,127 @@ def test_compiled_rule_matches_eager_and_finite_differences(fn, index, args, kwa
         return
     check_grad(module.program, active, tuple(range(len(active))),
                eager=fn not in LEAVE_THE_TAPE)
+
+
+# --- NumPy's functions with several results, and the forms that reach the rules ---
+
+SEVERAL = '''
+import numpy as np
+
+def slogdet_item(x):
+    return np.linalg.slogdet(x)[1] * 2.0
+
+def slogdet_unpacked(x):
+    sign, logdet = np.linalg.slogdet(x)
+    return sign * logdet
+
+def eigh_unpacked(x):
+    w, v = np.linalg.eigh(x)
+    return np.sum(w * v[0] ** 2) + np.sum(v[:, 1] * W3)
+
+def eigh_values_upper(x):
+    return np.sum(np.linalg.eigh(x, UPLO="U")[0] ** 2)
+
+def qr_unpacked(x):
+    q, r = np.linalg.qr(x)
+    return np.sum(q * W43) + np.sum(r * W3[:, None])
+
+def qr_r_only(x):
+    return np.sum(np.linalg.qr(x)[1] ** 2)
+
+def svd_unpacked(x):
+    u, s, vh = np.linalg.svd(x, full_matrices=False)
+    return np.sum(u * W43 * s) + np.sum(vh ** 3)
+
+def singular_values(x):
+    return np.sum(np.linalg.svd(x)[1] ** 3)
+
+def norms(x):
+    return np.linalg.norm(x, 2) + np.linalg.norm(x, "nuc") + np.linalg.norm(x, -np.inf)
+
+def products(x):
+    return np.sum(np.linalg.multi_dot([x, x.T, x]) * W43) + np.sum(np.kron(x, x[:2]))
+
+def powers(x):
+    return np.sum(pow(x, 3.0)) + pow(2.0, x[0, 0])
+
+def pad_values(x, c):
+    return np.sum(np.pad(x, 1, constant_values=c) * np.arange(30.0).reshape(6, 5))
+
+def conversions(x):
+    return np.sum(np.asarray(x, dtype=float) * np.float64(x)) + np.sum(x.astype(int) * x)
+'''
+
+
+@pytest.fixture(scope="module")
+def several(tmp_path_factory):
+    module = module_from_source(tmp_path_factory.mktemp("several") / "several.py", SEVERAL)
+    rng = np.random.default_rng(3)
+    module.W3, module.W43 = rng.standard_normal(3), rng.standard_normal((4, 3))
+    return module
+
+
+SPD3 = np.array([[2.0, 0.3, -0.4], [0.3, 1.5, 0.2], [-0.4, 0.2, 3.0]])
+TALL = np.random.default_rng(4).uniform(-1, 1, (4, 3))
+
+
+@pytest.mark.parametrize("name, x", [
+    ("slogdet_item", SPD3), ("slogdet_unpacked", -SPD3), ("eigh_unpacked", SPD3 + np.triu(SPD3)),
+    ("eigh_values_upper", SPD3 + np.tril(SPD3)), ("qr_unpacked", TALL), ("qr_r_only", TALL),
+    ("svd_unpacked", TALL), ("singular_values", TALL), ("norms", TALL),
+    ("products", TALL), ("powers", np.abs(TALL) + 0.5)])
+def test_functions_with_several_results_on_both_engines(several, name, x):
+    """sign, logdet = np.linalg.slogdet(m), np.linalg.eigh(m)[0], ...: compiled as a
+    call of the expansion, recorded on the tape through it."""
+    check_grad(getattr(several, name), (x,))
+
+
+def test_a_keyword_input_differentiates_when_compiled_and_is_refused_on_the_tape(several):
+    check_grad(several.pad_values, (TALL, 0.5), (0, 1), eager=False)
+    with sd.GradientTape() as tape, pytest.raises(TypeError, match="constant_values"):
+        c = sd.constant(0.5)
+        tape.watch(c)
+        np.pad(sd.constant(TALL), 1, constant_values=c)
+
+
+def test_conversions_differentiate_when_compiled_and_an_integer_one_passes_none(several):
+    grad = check_grad(several.conversions, (TALL,), eager=False)
+    np.testing.assert_allclose(grad, 2 * TALL + TALL.astype(int))
+
+
+def test_the_tape_packs_results_as_numpy_does():
+    w, v = np.linalg.eigh(SPD3)
+    result = np.linalg.eigh(sd.constant(SPD3))
+    assert type(result) is type(np.linalg.eigh(SPD3))
+    np.testing.assert_allclose(result.eigenvalues.numpy(), w)
+    np.testing.assert_allclose(np.abs(result.eigenvectors.numpy()), np.abs(v))
+
+
+@pytest.mark.parametrize("f, match", [
+    (lambda x: np.linalg.svd(x, compute_uv=False), "svdvals"),
+    (lambda x: np.linalg.qr(x, mode="r")[0], "mode='r'"),
+    (lambda x: np.linalg.svd(x)[0], "full_matrices=False"),
+    (lambda x: np.linalg.qr(x.T)[1], "more columns than rows"),
+    (lambda x: np.pad(x, 1, mode="linear_ramp"), "linear_ramp"),
+    (lambda x: np.pad(x, 1, mode="reflect", reflect_type="odd"), "odd"),
+    (lambda x: np.einsum(x, [0, 1], [1]), "interleaved"),
+    (lambda x: np.interp(x, [0.0, 1.0], [1.0, 2.0], period=3.0), "period"),
+    (lambda x: np.linalg.eigh(x[:3] + 0j)[0], "complex"),
+])
+def test_what_the_rules_do_not_model_is_refused_on_the_tape(f, match):
+    x = sd.constant(TALL)
+    with pytest.raises(NotImplementedError, match=match):
+        with sd.GradientTape() as tape:
+            tape.watch(x)
+            y = sd.reduce_sum(f(x))
+        tape.gradient(y, x)
+
+
+def test_an_attribute_of_a_named_result_is_refused_when_compiled(tmp_path):
+    module = module_from_source(tmp_path / "attribute.py", '''
+        import numpy as np
+        def f(x):
+            return np.linalg.slogdet(x).logabsdet
+        ''')
+    with pytest.raises(sd.CompileError, match="attribute"):
+        sd.grad(module.f)(SPD3)

@@ -540,8 +540,8 @@ def eigh_adjoint(k, g, a, UPLO):
     w, v = np.linalg.eigh(real_only(a, "np.linalg.eigh"), UPLO)
     if k == 0:
         inner = np.expand_dims(g, -2) * eye_like(w)
-    elif not np.any(g):  # no adjoint: not inf times 0 where an eigenvalue repeats
-        return np.zeros(np.shape(a))
+    elif not np.any(g):  # no adjoint (compiled code passes zeros for a result not read)
+        return np.zeros(np.shape(a))  # and no inf times 0 where an eigenvalue repeats
     else:
         inner = gaps(w) * (T(v) @ g)
     return read_triangle(v @ inner @ T(v), UPLO == "U")
@@ -561,6 +561,8 @@ def qr_adjoint(k, g, a, mode):
     Defined where R is square and invertible (full column rank): a rank-deficient
     ``a`` makes the solve fail, and a wide ``a`` or extra columns of a complete Q
     are refused."""
+    if not np.any(g):  # no adjoint (compiled code passes zeros for a result not read)
+        return np.zeros(np.shape(a))
     q, r = np.linalg.qr(real_only(a, "np.linalg.qr"), mode)
     m, n = np.shape(a)[-2:]
     if m < n or np.shape(q)[-1] != n:
@@ -582,12 +584,12 @@ def svd_adjoint(k, g, a, full_matrices, hermitian):
                              hermitian)
     if k == 1:
         return (u * np.expand_dims(g, -2)) @ vh
+    if not np.any(g):  # no adjoint (compiled code passes zeros for a result not read)
+        return np.zeros(np.shape(a))
     if np.shape(u)[-1] != np.shape(vh)[-2]:
         raise NotImplementedError("the gradient of np.linalg.svd(full_matrices=True) of "
                                   "a matrix that is not square: call it with "
                                   "full_matrices=False")
-    if not np.any(g):  # no adjoint: not inf times 0 where a singular value repeats
-        return np.zeros(np.shape(a))
     f = gaps(s ** 2)
     if k == 0:
         inner = f * (T(u) @ g - T(g) @ u) * np.expand_dims(s, -2)
