@@ -128,7 +128,9 @@ class Describer:
             return self.primitive(SEQUENCE_FORMS[fn], args, kwargs, node)
         if rules.traits_of(fn).splits is not None:  # several results: see reverse_unpack
             return Op(Kind.SPLIT, node.args[:1], fn=fn, name=rules.registry.primitive_name(fn))
-        fn = rules.registry.expansion_of(fn) or fn  # several results (eigh): compiled as a call
+        expansion = rules.registry.expansion_of(fn)
+        if getattr(expansion, "__name__", "<lambda>") != "<lambda>":
+            fn = expansion  # several results (np.linalg.eigh): a def, compiled as a call
         if fn in _BUILTIN_PRIMITIVES and len(node.args) == (1 if fn is abs else 2) and not kwargs:
             return self.primitive(_BUILTIN_PRIMITIVES[fn], node.args, kwargs, node)
         numpy_form = getattr(fn, "__numpy__", None)
@@ -210,6 +212,10 @@ def check_modelled(facts, active, source_map):
         op = facts.ops[id(s)]
         if op.kind in (Kind.UNKNOWN, Kind.OPAQUE) and set(target_names(s.targets[0])) & active:
             raise refusal(source_map, s, op)
+        kept_whole = isinstance(s.targets[0], gast.Name) and s.targets[0].id in active
+        if op.kind is Kind.SPLIT and kept_whole:  # its adjoint is made by unpacking only
+            raise source_map.error(s, f"cannot differentiate the pieces of {op.name} kept "
+                                      "together", hint="Unpack them: a, b = np.split(x, 2)")
 
 
 def refusal(source_map, s, op):

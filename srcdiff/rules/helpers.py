@@ -188,7 +188,8 @@ def average_weights_adjoint(g, ans, x, axis, weights, keepdims):
 
 
 def norm_adjoint(g, ans, x, ord, axis, keepdims):
-    """The adjoint of ``np.linalg.norm``: the Frobenius norm and the vector p-norms."""
+    """The adjoint of ``np.linalg.norm``: the vector p-norms, and the matrix norms
+    (Frobenius's, and those of :func:`matrix_norm_slope`)."""
     matrix = np.ndim(x) == 2 if axis is None else np.size(axis) == 2
     if ord is None or ord == "fro" or (ord == 2 and not matrix):
         return unreduce(g / ans, x, axis, keepdims) * np.conj(x)

@@ -112,7 +112,8 @@ defvjp(qr_factor, lambda g, ans, a, k, mode="reduced": qr_adjoint(k, g, a, mode)
 defvjp(svd_factor,
        lambda g, ans, a, k, full_matrices=True, compute_uv=True, hermitian=False:
        svd_adjoint(k, g, a, full_matrices, hermitian))
-defvjp(np.linalg.svdvals, lambda g, ans, x: svd_adjoint(1, g, x, False, False))
+if hasattr(np.linalg, "svdvals"):  # NumPy 2
+    defvjp(np.linalg.svdvals, lambda g, ans, x: svd_adjoint(1, g, x, False, False))
 defvjp(np.linalg.cholesky, lambda g, ans, a, *, upper=False: cholesky_adjoint(g, ans, upper))
 for _f, _expansion in ((np.linalg.slogdet, slogdet), (np.linalg.eigh, eigh),
                        (np.linalg.qr, qr), (np.linalg.svd, svd)):

@@ -184,7 +184,8 @@ def defexpansion(numpy_fn, expansion, named=None, **facts):
 
     The compiler compiles an expansion as a call of a user function (a ``def``
     with one ``return``), unless the function splits (see :class:`Traits`).  On the
-    tape, ``named`` packs the results as NumPy does (``EighResult``)."""
+    tape, ``named``, a named tuple type, packs the results as NumPy does
+    (``EighResult``; NumPy 1 returns plain tuples)."""
     _EXPANSIONS[numpy_fn] = (expansion, named)
     declare(numpy_fn, **facts)
     return expansion
@@ -199,7 +200,7 @@ def expand(numpy_fn, *args, **kwargs):
     """``numpy_fn(*args, **kwargs)`` through its expansion, packed as NumPy packs it."""
     expansion, named = _EXPANSIONS[numpy_fn]
     results = expansion(*args, **kwargs)
-    return results if named is None else named(*results)
+    return named._make(results) if hasattr(named, "_make") else results
 
 
 def primitive(fn):

@@ -3,7 +3,8 @@
 
 Most are ufuncs: NumPy calls them on Tensors through ``__array_ufunc__``, and their
 rules are elementwise.  ``logsumexp`` is a Python function: the compiler differentiates
-it with its rule, and on the tape it is refused (it runs NumPy on raw arrays)."""
+it with its rule, but on the tape scipy runs it on the raw arrays, and its result
+leaves the tape as ``np.asarray(t)`` does (``sd.reduce_logsumexp`` is recorded)."""
 import numpy as np
 from scipy import special
 

@@ -4,8 +4,9 @@ import operator
 import numpy as np
 
 from .helpers import (clip_passes, concat_adjoint, diagonal_adjoint, either, inverse_permutation,
-                      pad_adjoint, pad_values_adjoint, repeat_adjoint, reshape_like, stack_adjoint, take_adjoint,
-                      take_along_axis_adjoint, tile_adjoint, unbroadcast, unindex, where_zero)
+                      pad_adjoint, pad_values_adjoint, repeat_adjoint, reshape_like, stack_adjoint,
+                      take_adjoint, take_along_axis_adjoint, tile_adjoint, unbroadcast, unindex,
+                      where_zero)
 from .registry import defexpansion, defvjp, defvjp_argnum, nondifferentiable, primitive
 
 # view=True: the result may share the first argument's memory (the compiler must know).
@@ -132,8 +133,11 @@ def split(x, indices_or_sections, axis=0):
 
 defexpansion(np.array_split, array_split, splits=0)
 defexpansion(np.split, split, splits=0)
-defexpansion(np.hsplit, lambda x, sections: split(x, sections, axis=1 if np.ndim(x) > 1 else 0))
-defexpansion(np.vsplit, lambda x, sections: split(x, sections, axis=0))
+# hsplit's axis depends on x's rank: no fixed axis to declare, so the compiler refuses it.
+defexpansion(np.hsplit,
+             lambda x, indices_or_sections:
+             split(x, indices_or_sections, axis=1 if np.ndim(x) > 1 else 0))
+defexpansion(np.vsplit, lambda x, indices_or_sections: split(x, indices_or_sections), splits=0)
 
 # NumPy functions that take their inputs as one sequence, and the primitives
 # that take them as arguments (so each input has its own adjoint).
