@@ -266,9 +266,8 @@ class _ArrayLike:
                                 inputs, kwargs)
 
     def __array_function__(self, func, types, args, kwargs):
-        expansion = registry.expansion_of(func)  # several results: np.split, slogdet
-        if expansion is not None:
-            return expansion(*args, **kwargs)
+        if registry.expansion_of(func) is not None:  # several results: np.split, eigh
+            return registry.expand(func, *args, **kwargs)
         sequence_primitive = _SEQUENCE_FUNCTIONS.get(func)
         if sequence_primitive is not None:
             return _apply_to_sequence(sequence_primitive, func, args, kwargs)
@@ -627,6 +626,8 @@ def _apply_untracked(fn, name, args, kwargs):
 def _apply_to_sequence(primitive, func, args, kwargs):
     """``np.concatenate([a, b], axis)`` and friends: the sequence becomes arguments."""
     sequence, rest = args[0], args[1:]
+    if func is np.linalg.multi_dot:  # no axis: the arrays are all it takes
+        return apply(primitive, *sequence, **kwargs)
     if rest:
         kwargs = dict(kwargs, axis=rest[0])
     axis = kwargs.get("axis", 0)

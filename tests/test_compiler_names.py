@@ -42,8 +42,9 @@ def rule_names():
     """Globals the inlined rule bodies read, and the bare names primitives are called
     by (what ``Refs.function_expr`` writes when a function is not ``np.NAME``)."""
     found = set()
-    refs = codegen.Refs({})
     for primitive, rule in rules.all_rules().items():
+        # a namespace each: math.erf and scipy.special.erf are both erf, never erf_1
+        refs = codegen.Refs({})
         expr = refs.function_expr(rules.registry.RAW.get(primitive, primitive))
         if isinstance(expr, sd.compiler.codegen.gast.Name):
             found.add(expr.id)

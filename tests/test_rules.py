@@ -22,12 +22,14 @@ from srcdiff.compiler.runtime import ShapeOf
 from srcdiff.rules import helpers, registry, rule_of, traits_of
 from srcdiff.rules.helpers import unindex
 from srcdiff.rules.registry import all_rules, all_traits
-from srcdiff.rules.linalg import logabsdet
+from srcdiff.rules.linalg import eigh_factor, logabsdet, multi_dot, qr_factor, svd_factor
 from srcdiff.rules.nn import log_softmax, relu, sigmoid, softmax, softplus
 from srcdiff.rules.reductions import logsumexp, norm
 from srcdiff.rules.shapes import cast, concatenate, stack
 from srcdiff.ops.array_ops import sparse_read
 from srcdiff.tensor import apply
+from compiler_programs import check_grad
+from util import module_from_source
 
 H = 1e-6
 
@@ -81,6 +83,11 @@ def C(*shape):
 def M(*shape):
     """Well-conditioned square matrices."""
     return Arg(*shape, lo=-1.0, hi=1.0, matrix=True)
+
+
+def SPD(*shape):
+    """Symmetric positive definite in the lower (and upper) triangle: diagonally dominant."""
+    return Arg(*shape, lo=-0.5, hi=0.5, matrix=True)
 
 
 def X(value):
@@ -203,7 +210,15 @@ EXAMPLES = {
     np.linalg.norm: [ex(R(5)), ex(R(3, 4)), ex(R(3, 4), axis=1), ex(R(3, 4), "fro"),
                      ex(R(2, 3, 4), axis=(0, 2), keepdims=True), ex(R(5), 1), ex(R(5), 3),
                      ex(R(3, 4), np.inf, axis=0), ex(R(3, 4), -np.inf, axis=1), ex(C(3)),
-                     ex(R(3, 4), 1, axis=(1,))],
+                     ex(R(3, 4), 1, axis=(1,)), ex(R(3, 4), 2), ex(R(4, 3), -2),
+                     ex(R(3, 4), "nuc"), ex(R(2, 3, 4), 2, axis=(2, 0)),
+                     ex(R(2, 3, 4), "nuc", axis=(1, 2), keepdims=True), ex(R(3, 4), 1),
+                     ex(R(3, 4), -1), ex(R(4, 3), np.inf), ex(R(2, 3, 4), -np.inf, axis=(0, 1))],
+    np.ptp: reduction(),
+    np.cumprod: [ex(R(3, 4)), ex(R(3, 4), axis=1), ex(R(2, 3), -2),
+                 ex(X([[1.5, 0.0, 2.0, -1.0], [0.0, 0.5, 0.0, 3.0]]), axis=1)],
+    np.diff: [ex(R(5)), ex(R(3, 4), 2, 0), ex(R(3, 4), 1, 1, R(3, 2), R()),
+              ex(R(4), 2, 0, R(), R(2)), ex(R(3), 0)],
     # products and linear algebra
     np.matmul: [ex(R(2, 3), R(3, 4)), ex(R(5, 2, 3), R(3, 4)), ex(R(2, 1, 2, 3), R(3, 3, 2)),
                 ex(R(3), R(3, 4)), ex(R(2, 3), R(3)), ex(R(3), R(3)), ex(R(4, 3), R(2, 3, 5)),
@@ -219,11 +234,26 @@ EXAMPLES = {
     np.einsum: [ex("ij,jk->ik", R(2, 3), R(3, 4)), ex("ij->j", R(2, 3)),
                 ex("i,i->", R(3), R(3)), ex("bij,bjk->bik", R(2, 2, 3), R(2, 3, 2)),
                 ex("ij,jk", R(2, 3), R(3, 4)), ex("ij,kj->ki", R(2, 3), R(4, 3)),
-                ex("i,j,k->ijk", R(2), R(3), R(2))],
+                ex("i,j,k->ijk", R(2), R(3), R(2)), ex("ii->", R(3, 3)), ex("ii->i", R(3, 3)),
+                ex("ii", R(3, 3)), ex("iij,jk->ik", R(2, 2, 3), R(3, 2)), ex("iik->", R(2, 2, 3)),
+                ex("i i j , j->", R(2, 2, 3), R(3)), ex("...ij,...jk->...ik", R(2, 2, 3), R(3, 4)),
+                ex("i...,i...->...", R(3, 2), R(3, 1)), ex("...i,...i", R(2, 3), R(3)),
+                ex("ij...,jk...", R(2, 3), R(3, 2, 2))],
+    np.kron: [ex(R(2, 3), R(3, 2)), ex(R(3), R(2, 2)), ex(R(2), R(3)), ex(R(2, 1, 2), R(2, 3))],
+    multi_dot: [ex(R(2, 3), R(3, 4)), ex(R(3), R(3, 4), R(4, 2), R(2)),
+                ex(R(2, 3), R(3, 3), R(3, 2)), ex(R(3), R(3, 2))],
     np.linalg.inv: [ex(M(3, 3)), ex(M(2, 3, 3))],
     np.linalg.det: [ex(M(3, 3)), ex(M(2, 3, 3))],
     logabsdet: [ex(M(3, 3)), ex(M(2, 3, 3)), ex(X([[0.5, 2.0], [1.0, -0.5]]))],
     np.linalg.solve: [ex(M(3, 3), R(3)), ex(M(3, 3), R(3, 2)), ex(M(2, 3, 3), R(2, 3, 4))],
+    np.linalg.cholesky: [ex(SPD(3, 3)), ex(SPD(2, 3, 3)), ex(SPD(3, 3), upper=True)],
+    # random matrices: eigh reads one triangle, and distinct eigenvalues are almost sure
+    eigh_factor: [ex(M(3, 3), 0), ex(M(3, 3), 1), ex(M(2, 3, 3), 1, "U"), ex(R(3, 3), 1)],
+    qr_factor: [ex(R(4, 3), 0), ex(R(4, 3), 1), ex(M(3, 3), 0, "complete"),
+                ex(M(2, 3, 3), 1)],
+    svd_factor: [ex(R(4, 3), 0, False), ex(R(4, 3), 1), ex(R(3, 4), 2, False),
+                 ex(R(3, 3), 0), ex(R(3, 3), 2), ex(R(2, 3, 4), 1, hermitian=False),
+                 ex(R(2, 4, 3), 2, full_matrices=False)],
     # activations
     sigmoid: unary(),
     softplus: unary(),
@@ -253,7 +283,18 @@ EXAMPLES = {
     np.diag: [ex(R(3)), ex(R(3), 1), ex(R(3, 4)), ex(R(4, 3), -1)],
     np.diagonal: [ex(R(3, 4)), ex(R(3, 4), 1), ex(R(2, 3, 4), -1, 2, 1)],
     np.pad: [ex(R(2, 3), 1), ex(R(2, 3), ((1, 0), (2, 3))),
-             ex(R(2, 3), (1, 2), constant_values=5)],
+             ex(R(2, 3), (1, 2), constant_values=5), ex(R(2, 3), 2, "edge"),
+             ex(R(3, 4), ((1, 2), (3, 0)), "reflect"), ex(R(3, 4), ((2, 1), (1, 4)), "symmetric"),
+             ex(R(3, 4), ((4, 1), (2, 5)), "wrap"), ex(R(3), 5, "reflect"),
+             ex(R(2, 3), ((1, 0), (0, 2)), "constant", constant_values=((1, 2), (3, 4)))],
+    np.interp: [ex(R(6), X([-1.5, -0.5, 0.3, 1.0, 1.7]), R(5)),
+                ex(R(2, 3), X([-1.5, -0.5, 0.3, 1.0, 1.7]), R(5), R(), R()),
+                ex(Arg(None), X([-1.0, 0.0, 1.0]), R(3))],
+    np.sinc: unary() + [ex(X([0.0, 1e-4, -3e-4, -0.5, 2.0]))],
+    np.nan_to_num: [ex(X([1.0, np.nan, -2.0])),
+                    ex(X([[1.0, np.nan], [np.inf, -np.inf]]), True, R(), R(), R())],
+    np.float64: [ex(R(3)), ex(R())],
+    np.asarray: [ex(R(2, 3)), ex(R(3), float)],
     np.repeat: [ex(R(3), 2), ex(R(2, 3), [1, 0, 2], axis=1), ex(R(2, 3), 2, axis=0)],
     np.sort: [ex(R(5)), ex(R(3, 4), axis=0), ex(R(3, 4), axis=None)],
     np.take_along_axis: [ex(R(3, 4), np.array([[0, 3, 3], [1, 0, 2], [2, 2, 2]]), axis=1),
@@ -279,13 +320,36 @@ EXAMPLES = {
     math.expm1: scalar(), math.log: scalar(P), math.log1p: scalar(P), math.log2: scalar(P),
     math.log10: scalar(P), math.sqrt: scalar(P), math.tanh: scalar(), math.sinh: scalar(),
     math.cosh: scalar(), math.atan: scalar(), math.asin: scalar(U), math.acos: scalar(U),
-    math.asinh: scalar(), math.atanh: scalar(U),
+    math.asinh: scalar(), math.atanh: scalar(U), math.erf: scalar(), math.erfc: scalar(),
     math.acosh: [ex(Arg(None, lo=1.5, hi=3.0))],
     math.pow: [ex(Arg(None, lo=0.5, hi=2.0), Arg(None))],
     math.atan2: [ex(Arg(None), Arg(None))],
     math.hypot: [ex(Arg(None), Arg(None))],
     float: scalar(),
 }
+# Conversions to NumPy leave the tape (np.asarray(t) is t.numpy(), as in TensorFlow),
+# and scipy's logsumexp runs NumPy on raw arrays: compiled code alone differentiates them.
+LEAVE_THE_TAPE = {np.float64, np.asarray}
+
+if hasattr(np.linalg, "svdvals"):  # NumPy 2
+    EXAMPLES[np.linalg.svdvals] = [ex(R(3, 4)), ex(R(2, 3, 3))]
+
+try:  # scipy is optional: its rules are registered only if it imports
+    from scipy import special
+    from srcdiff.rules.scipy_special import polygamma
+except ImportError:
+    pass
+else:
+    LEAVE_THE_TAPE.add(special.logsumexp)
+    EXAMPLES.update({
+        special.expit: unary(), special.logit: unary(lambda *s: Arg(*s, lo=0.1, hi=0.9)),
+        special.erf: unary(), special.erfc: unary(), special.gammaln: unary(P),
+        special.digamma: unary(P), polygamma: [ex(1, P(2, 3)), ex(2, P(3))],
+        special.xlogy: binary(R, P) + [ex(X([0.0, 1.0, -2.0]), P(3))],
+        special.logsumexp: reduction() + [ex(R(3, 4), 1, P(3, 4)), ex(R(3, 4), None, P(4)),
+                                          ex(R(2, 3), 0, P(2, 1), keepdims=True)],
+    })
+
 
 def builtin_rules():
     """The rules srcdiff ships (not those a user or a test registers)."""
@@ -409,6 +473,10 @@ def test_rule_is_differentiable_on_the_tape(fn, args, kwargs):
                                 rel=1e-4, abs=1e-6)
 
 
+# Keywords a NumPy function takes through **kwargs, as its documentation names them.
+DOCUMENTED_KWARGS = {np.pad: ["constant_values", "end_values", "reflect_type", "stat_length"]}
+
+
 def test_rule_parameters_carry_the_numpy_names():
     # A keyword argument reaches a rule by name: a rule that renamed one would
     # silently differentiate with its default instead (np.clip(x, a_min=0)).
@@ -420,6 +488,7 @@ def test_rule_parameters_carry_the_numpy_names():
         except (TypeError, ValueError):
             continue
         names = [p.name for p in parameters if p.kind != p.POSITIONAL_ONLY]
+        names += DOCUMENTED_KWARGS.get(fn, [])
         if not names:
             continue  # operator.getitem: nothing can be passed by keyword
         for vjp in rule.vjps:
@@ -518,3 +587,188 @@ def test_a_helper_reads_only_the_shape_of_what_it_measures(name):
     helper, args = getattr(helpers, name), MEASURING_CALLS[name]
     shapes = [ShapeOf(a) if k in helpers.measured_args(name) else a for k, a in enumerate(args)]
     np.testing.assert_array_equal(helper(*shapes), helper(*args))
+
+
+# --- the compiler inlines the same rules: compiled == eager == finite differences ---
+
+# Examples the compiler refuses, and why.
+REFUSED_WHEN_COMPILED = {(np.squeeze, 1): "the rule swallows axis= (**kw): not modelled"}
+
+
+def compiled_cases():
+    """The real examples on arrays (the tape runs math.* on floats only as numbers)."""
+    for fn, examples in EXAMPLES.items():
+        for k, e in enumerate(examples):
+            if second_order_applies(fn, e.args) and any(isinstance(a, Arg) for a in e.args):
+                yield pytest.param(fn, k, e.args, e.kwargs, id=f"{rule_of(fn).name}-{k}")
+
+
+def program_of(fn, args, kwargs, tmp_path):
+    """``f(x0, x1, ...) = sum(W * fn(...))`` over the Arg inputs, in a file the compiler
+    reads; the other arguments, ``fn`` and ``W`` are globals of its module."""
+    params = [f"x{k}" for k, a in enumerate(args) if isinstance(a, Arg)]
+    given = [f"x{k}" if isinstance(a, Arg) else f"A{k}" for k, a in enumerate(args)]
+    given += [f"{key}=K_{key}" for key in kwargs]
+    module = module_from_source(tmp_path / "program.py", f"""
+        import numpy as np
+        def program({", ".join(params)}):
+            return np.sum(W * FN({", ".join(given)}))
+        """)
+    module.FN = fn
+    for k, a in enumerate(args):
+        setattr(module, f"A{k}", a)
+    for key, value in kwargs.items():
+        setattr(module, f"K_{key}", value)
+    return module
+
+
+@pytest.mark.parametrize("fn, index, args, kwargs", compiled_cases())
+def test_compiled_rule_matches_eager_and_finite_differences(fn, index, args, kwargs, tmp_path):
+    rng = np.random.default_rng(2)
+    values = draw(args, rng)
+    module = program_of(fn, args, kwargs, tmp_path)
+    module.W = random_like(fn(*values, **kwargs), rng)
+    active = [v for k, v in enumerate(values) if isinstance(args[k], Arg)]
+    if (fn, index) in REFUSED_WHEN_COMPILED:
+        with pytest.raises(sd.CompileError):
+            sd.grad(module.program)(*active)
+        return
+    check_grad(module.program, active, tuple(range(len(active))),
+               eager=fn not in LEAVE_THE_TAPE)
+
+
+# --- NumPy's functions with several results, and the forms that reach the rules ---
+
+SEVERAL = '''
+import numpy as np
+
+def slogdet_item(x):
+    return np.linalg.slogdet(x)[1] * 2.0
+
+def slogdet_unpacked(x):
+    sign, logdet = np.linalg.slogdet(x)
+    return sign * logdet
+
+def eigh_unpacked(x):
+    w, v = np.linalg.eigh(x)
+    return np.sum(w * v[0] ** 2) + np.sum(v[:, 1] * W3)
+
+def eigh_values_upper(x):
+    return np.sum(np.linalg.eigh(x, UPLO="U")[0] ** 2)
+
+def qr_unpacked(x):
+    q, r = np.linalg.qr(x)
+    return np.sum(q * W43) + np.sum(r * W3[:, None])
+
+def qr_r_only(x):
+    return np.sum(np.linalg.qr(x)[1] ** 2)
+
+def svd_unpacked(x):
+    u, s, vh = np.linalg.svd(x, full_matrices=False)
+    return np.sum(u * W43 * s) + np.sum(vh ** 3)
+
+def singular_values(x):
+    return np.sum(np.linalg.svd(x)[1] ** 3)
+
+def norms(x):
+    return np.linalg.norm(x, 2) + np.linalg.norm(x, "nuc") + np.linalg.norm(x, -np.inf)
+
+def products(x):
+    return np.sum(np.linalg.multi_dot([x, x.T, x]) * W43) + np.sum(np.kron(x, x[:2]))
+
+def powers(x):
+    return np.sum(pow(x, 3.0)) + pow(2.0, x[0, 0])
+
+def pad_values(x, c):
+    return np.sum(np.pad(x, 1, constant_values=c) * np.arange(30.0).reshape(6, 5))
+
+def vsplit_unpacked(x):
+    top, bottom = np.vsplit(x, 2)
+    return np.sum(top * bottom ** 2)
+
+def split_kept_whole(x):
+    return np.sum(np.split(x, 2)[0])
+
+def conversions(x):
+    return np.sum(np.asarray(x, dtype=float) * np.float64(x)) + np.sum(x.astype(int) * x)
+'''
+
+
+@pytest.fixture(scope="module")
+def several(tmp_path_factory):
+    module = module_from_source(tmp_path_factory.mktemp("several") / "several.py", SEVERAL)
+    rng = np.random.default_rng(3)
+    module.W3, module.W43 = rng.standard_normal(3), rng.standard_normal((4, 3))
+    return module
+
+
+SPD3 = np.array([[2.0, 0.3, -0.4], [0.3, 1.5, 0.2], [-0.4, 0.2, 3.0]])
+TALL = np.random.default_rng(4).uniform(-1, 1, (4, 3))
+
+
+@pytest.mark.parametrize("name, x", [
+    ("slogdet_item", SPD3), ("slogdet_unpacked", -SPD3), ("eigh_unpacked", SPD3 + np.triu(SPD3)),
+    ("eigh_values_upper", SPD3 + np.tril(SPD3)), ("qr_unpacked", TALL), ("qr_r_only", TALL),
+    ("svd_unpacked", TALL), ("singular_values", TALL), ("norms", TALL),
+    ("products", TALL), ("powers", np.abs(TALL) + 0.5), ("vsplit_unpacked", TALL)])
+def test_functions_with_several_results_on_both_engines(several, name, x):
+    """sign, logdet = np.linalg.slogdet(m), np.linalg.eigh(m)[0], ...: compiled as a
+    call of the expansion, recorded on the tape through it."""
+    check_grad(getattr(several, name), (x,))
+
+
+def test_a_keyword_input_differentiates_when_compiled_and_is_refused_on_the_tape(several):
+    check_grad(several.pad_values, (TALL, 0.5), (0, 1), eager=False)
+    with sd.GradientTape() as tape, pytest.raises(TypeError, match="constant_values"):
+        c = sd.constant(0.5)
+        tape.watch(c)
+        np.pad(sd.constant(TALL), 1, constant_values=c)
+
+
+def test_conversions_differentiate_when_compiled_and_an_integer_one_passes_none(several):
+    grad = check_grad(several.conversions, (TALL,), eager=False)
+    np.testing.assert_allclose(grad, 2 * TALL + TALL.astype(int))
+
+
+def test_the_tape_packs_results_as_numpy_does():
+    w, v = np.linalg.eigh(SPD3)
+    result = np.linalg.eigh(sd.constant(SPD3))
+    assert type(result) is type(np.linalg.eigh(SPD3))
+    np.testing.assert_allclose(result.eigenvalues.numpy(), w)
+    np.testing.assert_allclose(np.abs(result.eigenvectors.numpy()), np.abs(v))
+
+
+@pytest.mark.parametrize("f, match", [
+    (lambda x: np.linalg.svd(x, compute_uv=False), "svdvals"),
+    (lambda x: np.linalg.qr(x, mode="r")[0], "mode='r'"),
+    (lambda x: np.linalg.svd(x)[0], "full_matrices=False"),
+    (lambda x: np.linalg.qr(x.T)[1], "more columns than rows"),
+    (lambda x: np.pad(x, 1, mode="linear_ramp"), "linear_ramp"),
+    (lambda x: np.pad(x, 1, mode="reflect", reflect_type="odd"), "odd"),
+    (lambda x: np.einsum(x, [0, 1], [1]), "interleaved"),
+    (lambda x: np.interp(x, [0.0, 1.0], [1.0, 2.0], period=3.0), "period"),
+    (lambda x: np.linalg.eigh(x[:3] + 0j)[0], "complex"),
+])
+def test_what_the_rules_do_not_model_is_refused_on_the_tape(f, match):
+    x = sd.constant(TALL)
+    with pytest.raises(NotImplementedError, match=match):
+        with sd.GradientTape() as tape:
+            tape.watch(x)
+            y = sd.reduce_sum(f(x))
+        tape.gradient(y, x)
+
+
+def test_split_pieces_kept_together_are_refused_when_compiled(several):
+    # their adjoint was zeros: only unpacked pieces are joined back
+    with pytest.raises(sd.CompileError, match="kept together"):
+        sd.grad(several.split_kept_whole)(TALL)
+
+
+def test_an_attribute_of_a_named_result_is_refused_when_compiled(tmp_path):
+    module = module_from_source(tmp_path / "attribute.py", '''
+        import numpy as np
+        def f(x):
+            return np.linalg.slogdet(x).logabsdet
+        ''')
+    with pytest.raises(sd.CompileError, match="attribute"):
+        sd.grad(module.f)(SPD3)

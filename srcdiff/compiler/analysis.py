@@ -30,7 +30,7 @@ BINOPS = {gast.Add: np.add, gast.Sub: np.subtract, gast.Mult: np.multiply,
 UNARY = {gast.USub: np.negative, gast.UAdd: np.positive}
 
 # Builtins on numbers that are NumPy primitives in disguise, as operators are.
-_BUILTIN_PRIMITIVES = {abs: np.absolute, max: np.maximum, min: np.minimum}
+_BUILTIN_PRIMITIVES = {abs: np.absolute, max: np.maximum, min: np.minimum, pow: np.power}
 
 
 class Kind(enum.Enum):
@@ -147,7 +147,10 @@ class Describer:
             return self.primitive(fn, node.args, kwargs, node, containers.WHOLE[fn])
         if rules.traits_of(fn).splits is not None:  # several results: see reverse_unpack
             return Op(Kind.SPLIT, node.args[:1], fn=fn, name=rules.registry.primitive_name(fn))
-        if fn in _BUILTIN_PRIMITIVES and len(node.args) == (1 if fn is abs else 2):
+        expansion = rules.registry.expansion_of(fn)
+        if getattr(expansion, "__name__", "<lambda>") != "<lambda>":
+            fn = expansion  # several results (np.linalg.eigh): a def, compiled as a call
+        if fn in _BUILTIN_PRIMITIVES and len(node.args) == (1 if fn is abs else 2) and not kwargs:
             return self.primitive(_BUILTIN_PRIMITIVES[fn], node.args, kwargs, node)
         numpy_form = getattr(fn, "__numpy__", None)
         if numpy_form is not None:  # an sd.* op: its NumPy form runs and is differentiated
@@ -160,7 +163,7 @@ class Describer:
             op = unknown(node, rules.registry.primitive_name(fn))
             op.fn = fn
             return op
-        op.forward = numpy_form
+        op.forward = cast if fn is cast else numpy_form  # x.astype(t) is cast(x, t): bound
         return op
 
     def bind(self, fn, node):
@@ -228,6 +231,10 @@ def check_modelled(facts, active, source_map):
         op = facts.ops[id(s)]
         if op.kind in (Kind.UNKNOWN, Kind.OPAQUE) and set(target_names(s.targets[0])) & active:
             raise refusal(source_map, s, op)
+        kept_whole = isinstance(s.targets[0], gast.Name) and s.targets[0].id in active
+        if op.kind is Kind.SPLIT and kept_whole:  # its adjoint is made by unpacking only
+            raise source_map.error(s, f"cannot differentiate the pieces of {op.name} kept "
+                                      "together", hint="Unpack them: a, b = np.split(x, 2)")
 
 
 def refusal(source_map, s, op):

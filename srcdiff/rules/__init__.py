@@ -3,6 +3,10 @@
 Importing this package fills the table; ``rule_of(fn)`` looks a primitive up,
 ``traits_of(fn)`` what else is known of it."""
 from . import elementwise, linalg, nn, reductions, shapes  # noqa: F401  (fill the table)
+try:  # scipy is optional
+    from . import scipy_special  # noqa: F401
+except ImportError:
+    pass
 from .helpers import unbroadcast
 from .registry import (Rule, Traits, all_rules, declare, defvjp, defvjp_argnum,
                        is_nondifferentiable, nondifferentiable, primitive, rule_of, traits_of)

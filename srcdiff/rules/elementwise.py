@@ -5,7 +5,8 @@ import math
 
 import numpy as np
 
-from .helpers import log_of_base, unbroadcast, where_zero
+from .helpers import (interp_adjoint, log_of_base, replaced_adjoint, sinc_slope, unbroadcast,
+                      where_zero)
 from .registry import declare, defvjp, nondifferentiable
 
 # Arithmetic: each input's adjoint is summed back over broadcast axes.
@@ -90,6 +91,30 @@ for _f in (np.deg2rad, np.radians):
 for _f in (np.rad2deg, np.degrees):
     defvjp(_f, lambda g, ans, x: g * (180 / np.pi))
 defvjp(np.conjugate, lambda g, ans, x: np.conj(g))
+defvjp(np.sinc, lambda g, ans, x: g * sinc_slope(x))
+# The elements nan_to_num replaces have no gradient; the values they are replaced with do.
+defvjp(np.nan_to_num,
+       lambda g, ans, x, copy=True, nan=0.0, posinf=None, neginf=None:
+       where_zero(np.isfinite(x), g),
+       None,
+       lambda g, ans, x, copy=True, nan=0.0, posinf=None, neginf=None:
+       replaced_adjoint(g, x, "nan"),
+       lambda g, ans, x, copy=True, nan=0.0, posinf=None, neginf=None:
+       replaced_adjoint(g, x, "posinf"),
+       lambda g, ans, x, copy=True, nan=0.0, posinf=None, neginf=None:
+       replaced_adjoint(g, x, "neginf"))
+# Piecewise linear: every input but xp's order has a derivative (one-sided at a knot).
+defvjp(np.interp,
+       lambda g, ans, x, xp, fp, left=None, right=None, period=None:
+       interp_adjoint(0, g, x, xp, fp, left, right, period),
+       lambda g, ans, x, xp, fp, left=None, right=None, period=None:
+       interp_adjoint(1, g, x, xp, fp, left, right, period),
+       lambda g, ans, x, xp, fp, left=None, right=None, period=None:
+       interp_adjoint(2, g, x, xp, fp, left, right, period),
+       lambda g, ans, x, xp, fp, left=None, right=None, period=None:
+       interp_adjoint(3, g, x, xp, fp, left, right, period),
+       lambda g, ans, x, xp, fp, left=None, right=None, period=None:
+       interp_adjoint(4, g, x, xp, fp, left, right, period))
 # Not ufuncs: views of a complex array's parts.
 defvjp(np.real, lambda g, ans, x: g + 0j if np.iscomplexobj(x) else g, view=True, batches=True)
 defvjp(np.imag, lambda g, ans, x: -1j * g if np.iscomplexobj(x) else np.zeros_like(g),
@@ -134,6 +159,8 @@ defvjp(math.atan2,
 defvjp(math.hypot,
        lambda g, ans, x, y: g * x / ans,
        lambda g, ans, x, y: g * y / ans)
+defvjp(math.erf, lambda g, ans, x: g * (2 / math.sqrt(math.pi)) * math.exp(-x ** 2))
+defvjp(math.erfc, lambda g, ans, x: -g * (2 / math.sqrt(math.pi)) * math.exp(-x ** 2))
 defvjp(math.asinh, lambda g, ans, x: g / math.sqrt(x ** 2 + 1))
 defvjp(math.acosh, lambda g, ans, x: g / math.sqrt(x ** 2 - 1))
 defvjp(math.atanh, lambda g, ans, x: g / (1 - x ** 2))

@@ -12,6 +12,7 @@ Which rules cope with such adjoints is their trait ``batches`` (``registry.Trait
 (``np.shape``, ``.size``): the compiler keeps the shape of such a value for the
 backward pass, not the value."""
 import contextlib
+import string
 import threading
 
 import numpy as np
@@ -187,16 +188,39 @@ def average_weights_adjoint(g, ans, x, axis, weights, keepdims):
 
 
 def norm_adjoint(g, ans, x, ord, axis, keepdims):
-    """The adjoint of ``np.linalg.norm``: the Frobenius norm and the vector p-norms."""
+    """The adjoint of ``np.linalg.norm``: the vector p-norms, and the matrix norms
+    (Frobenius's, and those of :func:`matrix_norm_slope`)."""
     matrix = np.ndim(x) == 2 if axis is None else np.size(axis) == 2
     if ord is None or ord == "fro" or (ord == 2 and not matrix):
         return unreduce(g / ans, x, axis, keepdims) * np.conj(x)
     if matrix:
-        raise NotImplementedError(f"the gradient of the matrix norm ord={ord!r}")
+        return unreduce(g, x, axis, keepdims) * matrix_norm_slope(x, ord, axis)
     if ord in (np.inf, -np.inf):
         return extremum_adjoint(g, ans, np.abs(x), axis, keepdims) * np.conj(np.sign(x))
     scale = unreduce(g / ans ** (ord - 1), x, axis, keepdims)
     return scale * np.abs(x) ** (ord - 1) * np.conj(np.sign(x))
+
+
+def matrix_norm_slope(x, ord, axis):
+    """The derivative of ``np.linalg.norm(x, ord, axis)`` for the matrix norms but
+    Frobenius's: the spectral norms (2, -2) and the nuclear norm from the SVD, the
+    largest (smallest) column (1, -1) or row (inf, -inf) sum of magnitudes from its
+    extremum.  Where the extremal singular value, column or row is tied, the norm
+    has no derivative: ties share the slope as max does, the SVD takes its first."""
+    axes = (-2, -1) if axis is None else tuple(axis)
+    m = np.moveaxis(x, axes, (-2, -1))
+    if ord in (2, -2, "nuc"):
+        u, s, vh = np.linalg.svd(m, full_matrices=False)
+        pick = slice(None) if ord == "nuc" else slice(0, 1) if ord == 2 else slice(-1, None)
+        slope = u[..., pick] @ vh[..., pick, :]
+    elif ord in (1, -1, np.inf, -np.inf):
+        along = -2 if ord in (1, -1) else -1  # the axis each sum runs along
+        sums = np.sum(np.abs(m), axis=along)
+        hit = sums == (np.max if ord > 0 else np.min)(sums, axis=-1, keepdims=True)
+        slope = np.sign(m) * np.expand_dims(hit / np.sum(hit, axis=-1, keepdims=True), along)
+    else:
+        raise NotImplementedError(f"the gradient of the matrix norm ord={ord!r}")
+    return np.moveaxis(slope, (-2, -1), axes)
 
 
 def trace_adjoint(g, x, offset, axis1, axis2):
@@ -347,12 +371,32 @@ def repeat_adjoint(g, x, repeats, axis):
     return take_adjoint(g, x, np.repeat(np.arange(n), repeats), axis)
 
 
-def pad_adjoint(g, x, pad_width, mode):
-    """The adjoint of ``np.pad`` with a constant: the unpadded middle of ``g``."""
-    if mode != "constant":
-        raise NotImplementedError(f"the gradient of np.pad(mode={mode!r})")
-    before = np.broadcast_to(pad_width, (np.ndim(x), 2))[:, 0]
-    return g[tuple(slice(b, b + n) for b, n in zip(before, np.shape(x)))]
+def pad_adjoint(g, x, pad_width, mode, reflect_type):
+    """The adjoint of ``np.pad``: the unpadded middle of ``g`` with a constant;
+    in the modes that copy elements of ``x`` outwards, each copy's adjoint added
+    back where it came from, axis by axis (NumPy pads one axis after another)."""
+    widths = np.broadcast_to(pad_width, (np.ndim(x), 2))
+    if mode == "constant":
+        return g[tuple(slice(b, b + n) for b, n in zip(widths[:, 0], np.shape(x)))]
+    if mode not in ("edge", "reflect", "symmetric", "wrap") or reflect_type != "even":
+        raise NotImplementedError(f"the gradient of np.pad(mode={mode!r}) "
+                                  f"(reflect_type={reflect_type!r})")
+    shape = list(np.shape(g))
+    for axis, (n, width) in enumerate(zip(np.shape(x), widths)):
+        source = np.pad(np.arange(n), tuple(width), mode)  # the element each slot copies
+        shape[axis] = n
+        g = unindex(g, (slice(None),) * axis + (source,), np.zeros(shape))
+    return g
+
+
+def pad_values_adjoint(g, x, pad_width, constant_values):
+    """The adjoint of ``constant_values`` in ``np.pad``: ``g`` summed where NumPy put
+    each value (found by padding zeros with that one value set to 1)."""
+    shape = np.shape(constant_values)
+    zeros = np.zeros(np.shape(x))
+    return np.reshape(np.stack([
+        np.sum(g * np.pad(zeros, pad_width, constant_values=np.reshape(unit, shape)))
+        for unit in np.eye(np.size(constant_values))]), shape)
 
 
 def tile_adjoint(g, x, reps):
@@ -400,27 +444,54 @@ def tensordot_rhs(g, a, b, axes):
     return np.transpose(db, np.argsort(order))
 
 
-def einsum_adjoint(i, g, subscripts, operands):
-    """The adjoint of operand ``i`` of ``np.einsum(subscripts, *operands)``."""
+def einsum_subscripts(subscripts, operands):
+    """(input subscripts, output subscripts) of ``np.einsum(subscripts, *operands)``
+    with '...' written out as letters of its own and an implicit output made explicit."""
+    if not isinstance(subscripts, str):
+        raise NotImplementedError("the gradient of einsum's interleaved form: pass a string")
     inputs, arrow, output = subscripts.replace(" ", "").partition("->")
-    if "." in subscripts:
-        raise NotImplementedError("the gradient of einsum with '...' subscripts")
-    if not arrow:  # implicit output: the indices that occur once, in alphabetical order
-        output = "".join(sorted(c for c in set(inputs) - {","} if inputs.count(c) == 1))
     inputs = inputs.split(",")
+    spare = [c for c in string.ascii_letters if c not in subscripts]
+    dotted = [np.ndim(x) - len(s) + 3 if "..." in s else 0 for s, x in zip(inputs, operands)]
+    dots = "".join(spare[:max(dotted)])  # broadcast: each operand's '...' is right-aligned
+    inputs = [s.replace("...", dots[len(dots) - k:] if k else "") for s, k in zip(inputs, dotted)]
+    if not arrow:  # the '...' axes, then the indices that occur once, in alphabetical order
+        joined = "".join(inputs)
+        output = "..." + "".join(sorted(c for c in set(joined) - set(dots)
+                                        if joined.count(c) == 1))
+    return inputs, output.replace("...", dots)
+
+
+def einsum_adjoint(i, g, subscripts, operands):
+    """The adjoint of operand ``i`` of ``np.einsum(subscripts, *operands)``: the einsum
+    of ``g`` with the other operands; indices summed out of operand i alone spread
+    back; a repeated index (a diagonal, a trace) laid back along the diagonal with
+    identity matrices; '...' axes broadcast against other operands summed."""
+    inputs, output = einsum_subscripts(subscripts, operands)
     own = inputs[i]
-    if len(set(own)) != len(own):
-        raise NotImplementedError(f"the gradient of einsum over a repeated index in {own!r}")
-    others = [s for k, s in enumerate(inputs) if k != i]
-    rest = [x for k, x in enumerate(operands) if k != i]
-    # Indices of operand i that appear nowhere else were summed out: restore them.
-    summed = [c for c in own if c not in output and not any(c in s for s in others)]
-    spec = ",".join([output] + others) + "->" + "".join(c for c in own if c not in summed)
-    d = np.einsum(spec, g, *rest)
+    others = inputs[:i] + inputs[i + 1:]
+    rest = operands[:i] + operands[i + 1:]
+    sizes = dict(zip(own, np.shape(operands[i])))
+    unique = "".join(dict.fromkeys(own))
+    summed = [c for c in unique if c not in output and not any(c in s for s in others)]
+    d = np.einsum(",".join([output] + others) + "->" + "".join(c for c in unique
+                                                              if c not in summed), g, *rest)
     if summed:
-        d = np.expand_dims(d, [own.index(c) for c in summed])
-        d = np.broadcast_to(d, np.shape(operands[i]))
-    return d
+        d = np.expand_dims(d, [unique.index(c) for c in summed])
+        d = np.broadcast_to(d, [np.shape(d)[k] if c not in summed else sizes[c]
+                                for k, c in enumerate(unique)])
+    if unique != own:  # each repeat gets a fresh index, tied to the first by an identity
+        fresh = iter(c for c in string.ascii_letters if c not in "".join(inputs) + output)
+        ties, eyes, spelled = [], [], ""
+        for k, c in enumerate(own):
+            if c in own[:k]:
+                f = next(fresh)
+                ties.append(c + f)
+                eyes.append(np.eye(sizes[c]))
+                c = f
+            spelled += c
+        d = np.einsum(",".join([unique] + ties) + "->" + spelled, d, *eyes)
+    return unbroadcast(d, operands[i])
 
 
 def solve_adjoints(g, a, b, ans):
@@ -429,3 +500,225 @@ def solve_adjoints(g, a, b, ans):
     if np.ndim(b) == np.ndim(a) - 1:
         return -np.expand_dims(db, -1) * np.expand_dims(ans, -2), db
     return -(db @ T(ans)), db
+
+
+# --- matrix decompositions.  Each adjoint recomputes the decomposition with NumPy
+# (on Tensors: recorded, so the rules differentiate again), real matrices only.
+
+def real_only(x, what):
+    """``x``, or a refusal where a rule models real matrices only."""
+    if np.iscomplexobj(x):
+        raise NotImplementedError(f"the gradient of {what} of a complex matrix")
+    return x
+
+
+def eye_like(x):
+    """The identity the size of ``x``'s last axis."""
+    return np.eye(np.shape(x)[-1])
+
+
+def gaps(w):
+    """``F[..., i, j] = 1 / (w_j - w_i)`` off the diagonal, 0 on it.  A repeated
+    value makes it inf: the derivative does not exist, and, as in JAX and autograd,
+    the adjoint shows inf or nan rather than a number."""
+    eye = eye_like(w)
+    with np.errstate(divide="ignore"):
+        return 1 / (np.expand_dims(w, -2) - np.expand_dims(w, -1) + eye) - eye
+
+
+def read_triangle(G, upper):
+    """The adjoint of ``a`` in ``f(a)``, where f reads only a triangle of ``a`` as a
+    symmetric matrix ``X``, from ``G``, an adjoint of ``X``: each element off the
+    diagonal stands for two of ``X``."""
+    both = G + T(G)
+    return (np.triu(both) if upper else np.tril(both)) - G * eye_like(G)
+
+
+def transposed_solve(b, r):
+    """``b @ inv(r).T``."""
+    return T(np.linalg.solve(r, T(b)))
+
+
+def eigh_adjoint(k, g, a, UPLO):
+    """The adjoint of ``a`` from that of ``np.linalg.eigh(a, UPLO)[k]`` (0: the
+    eigenvalues, 1: the eigenvectors, which a repeated eigenvalue leaves undefined)."""
+    w, v = np.linalg.eigh(real_only(a, "np.linalg.eigh"), UPLO)
+    if k == 0:
+        inner = np.expand_dims(g, -2) * eye_like(w)
+    elif not np.any(g):  # no adjoint (compiled code passes zeros for a result not read)
+        return np.zeros(np.shape(a))  # and no inf times 0 where an eigenvalue repeats
+    else:
+        inner = gaps(w) * (T(v) @ g)
+    return read_triangle(v @ inner @ T(v), UPLO == "U")
+
+
+def cholesky_adjoint(g, ans, upper):
+    """The adjoint of ``a`` in ``np.linalg.cholesky(a)``, which reads a triangle of it."""
+    L, gL = (T(ans), T(g)) if upper else (ans, g)
+    phi = np.tril(T(real_only(L, "np.linalg.cholesky")) @ gL)
+    phi = phi - 0.5 * phi * eye_like(phi)
+    # L^-T phi L^-1, by two solves
+    return read_triangle(np.linalg.solve(T(L), transposed_solve(phi, T(L))), upper)
+
+
+def qr_adjoint(k, g, a, mode):
+    """The adjoint of ``a`` from that of ``np.linalg.qr(a, mode)[k]`` (0: Q, 1: R).
+    Defined where R is square and invertible (full column rank): a rank-deficient
+    ``a`` makes the solve fail, and a wide ``a`` or extra columns of a complete Q
+    are refused."""
+    if not np.any(g):  # no adjoint (compiled code passes zeros for a result not read)
+        return np.zeros(np.shape(a))
+    q, r = np.linalg.qr(real_only(a, "np.linalg.qr"), mode)
+    m, n = np.shape(a)[-2:]
+    if m < n or np.shape(q)[-1] != n:
+        raise NotImplementedError("the gradient of np.linalg.qr of a matrix with more "
+                                  "columns than rows, or of a complete Q's extra columns")
+    gq, gr = (g, 0 * r) if k == 0 else (0 * q, g)
+    m = gr @ T(r) - T(q) @ gq
+    m = np.triu(m) + np.tril(T(m), -1)  # its upper triangle, mirrored
+    return transposed_solve(gq + q @ m, r)
+
+
+def svd_adjoint(k, g, a, full_matrices, hermitian):
+    """The adjoint of ``a`` from that of ``np.linalg.svd(a)[k]`` (0: U, 1: the singular
+    values, 2: Vh).  U and Vh are defined where the singular values are distinct and
+    not zero, and only their first min(m, n) columns (rows): full matrices of a
+    matrix that is not square are refused.  (The singular values' adjoint reads the
+    reduced factors: their signs cancel in it.)"""
+    u, s, vh = np.linalg.svd(real_only(a, "np.linalg.svd"), full_matrices and k != 1, True,
+                             hermitian)
+    if k == 1:
+        return (u * np.expand_dims(g, -2)) @ vh
+    if not np.any(g):  # no adjoint (compiled code passes zeros for a result not read)
+        return np.zeros(np.shape(a))
+    if np.shape(u)[-1] != np.shape(vh)[-2]:
+        raise NotImplementedError("the gradient of np.linalg.svd(full_matrices=True) of "
+                                  "a matrix that is not square: call it with "
+                                  "full_matrices=False")
+    f = gaps(s ** 2)
+    if k == 0:
+        inner = f * (T(u) @ g - T(g) @ u) * np.expand_dims(s, -2)
+        return (u @ inner + (g - u @ (T(u) @ g)) / np.expand_dims(s, -2)) @ vh
+    inner = np.expand_dims(s, -1) * f * (vh @ T(g) - g @ T(vh))
+    return u @ (inner @ vh + (g - (g @ T(vh)) @ vh) / np.expand_dims(s, -1))
+
+
+def kron_adjoint(k, g, a, b):
+    """The adjoint of ``(a, b)[k]`` in ``np.kron(a, b)``: ``g`` seen with each axis
+    split in two (a's index, b's index), times the other factor, summed over its axes."""
+    ndim = max(np.ndim(a), np.ndim(b))
+    shapes = [(1,) * (ndim - np.ndim(x)) + np.shape(x) for x in (a, b)]
+    g = np.reshape(g, [n for pair in zip(*shapes) for n in pair])
+    other = (a, b)[1 - k]
+    spread = [n if j % 2 != k else 1 for j, n in enumerate(np.shape(g))]
+    d = np.sum(g * np.reshape(other, spread), axis=tuple(range(1 - k, 2 * ndim, 2)))
+    return np.reshape(d, np.shape((a, b)[k]))
+
+
+def multi_dot_adjoint(i, g, arrays):
+    """The adjoint of ``arrays[i]`` in ``np.linalg.multi_dot(arrays)``: the product
+    of the arrays before it, transposed, times ``g``, times those after it, transposed
+    (a vector at either end is a row or a column)."""
+    mats = list(arrays)
+    if np.ndim(mats[0]) == 1:
+        mats[0] = np.reshape(mats[0], (1, -1))
+    if np.ndim(mats[-1]) == 1:
+        mats[-1] = np.reshape(mats[-1], (-1, 1))
+    d = np.reshape(g, (np.shape(mats[0])[0], np.shape(mats[-1])[1]))
+    for m in mats[:i]:
+        d = T(m) @ d
+    for m in reversed(mats[i + 1:]):
+        d = d @ T(m)
+    return np.reshape(d, np.shape(arrays[i]))
+
+
+def cumprod_adjoint(g, ans, x, axis):
+    """The adjoint of ``np.cumprod``: element j gets sum over i >= j of g_i times
+    the product of x_0..x_i but x_j.  That is a reversed cumulative sum over x_j,
+    except where x_j is 0: then each product is formed without it (n^2 of them)."""
+    if axis is None:
+        return np.reshape(cumprod_adjoint(g, ans, np.ravel(x), 0), np.shape(x))
+    if not np.any(x == 0):
+        return np.flip(np.cumsum(np.flip(g * ans, axis), axis), axis) / x
+    m = np.moveaxis(x, axis, -1)
+    eye = np.eye(np.shape(m)[-1]) == 1
+    products = np.triu(np.cumprod(np.where(eye, 1.0, np.expand_dims(m, -2)), axis=-1))
+    d = np.sum(products * np.expand_dims(np.moveaxis(g, axis, -1), -2), axis=-1)
+    return np.moveaxis(d, -1, axis)
+
+
+def diff_adjoint(k, g, a, n, axis, prepend, append):
+    """The adjoint of ``(a, _, _, prepend, append)[k]`` in ``np.diff``: the adjoint of
+    the differences, taken back ``n`` times (-diff of g with a zero at each end),
+    is that of the joined array; each input gets its part of it."""
+    parts = [(j, x) for j, x in ((3, prepend), (0, a), (4, append)) if x is not None]
+    value = dict(parts)[k]
+    if n == 0:  # np.diff returns a as it is
+        return g if k == 0 else np.zeros(np.shape(value))
+    axis %= np.ndim(a)
+    ends = [(0, 0)] * np.ndim(a)
+    ends[axis] = (1, 1)
+    for _ in range(n):
+        g = -np.diff(np.pad(g, ends), axis=axis)
+    sizes = {j: np.shape(x)[axis] if np.ndim(x) else 1 for j, x in parts}  # a number: one slice
+    start = sum(sizes[j] for j, _ in parts[:[j for j, _ in parts].index(k)])
+    return unbroadcast(g[(slice(None),) * axis + (slice(start, start + sizes[k]),)], value)
+
+
+def interp_pieces(x, xp, fp, period):
+    """(j, t, slope, inside) of ``np.interp(x, xp, fp)``: x lies in the piece from
+    xp[j] to xp[j+1], a fraction t along, where fp has ``slope``; ``inside``: within
+    xp's range (outside, the result is a constant).  At a knot the piece to the
+    right is taken (one of the two one-sided derivatives)."""
+    if period is not None:
+        raise NotImplementedError("the gradient of np.interp(period=...)")
+    j = np.clip(np.searchsorted(xp, x, side="right") - 1, 0, np.size(xp) - 2)
+    width = xp[j + 1] - xp[j]
+    inside = np.logical_and(x >= xp[0], x <= xp[-1])
+    return j, (x - xp[j]) / width, (fp[j + 1] - fp[j]) / width, inside
+
+
+def interp_adjoint(k, g, x, xp, fp, left, right, period):
+    """The adjoint of ``(x, xp, fp, left, right)[k]`` in ``np.interp``."""
+    j, t, slope, inside = interp_pieces(x, xp, fp, period)
+    if k == 0:
+        return where_zero(inside, g * slope)
+    if k == 3:
+        return np.sum(where_zero(x < xp[0], g))
+    if k == 4:
+        return np.sum(where_zero(x > xp[-1], g))
+    if k == 1:  # moving a knot moves the piece: -slope (1 - t), -slope t
+        lo, hi = -g * slope * (1 - t), -g * slope * t
+    else:
+        lo, hi = g * (1 - t), g * t
+    d = (unindex(where_zero(inside, lo), j, (xp, fp)[k - 1])
+         + unindex(where_zero(inside, hi), j + 1, (xp, fp)[k - 1]))
+    if k == 2 and left is None:  # below the range the result is fp[0]
+        d = d + unindex(np.sum(where_zero(x < xp[0], g)), 0, fp)
+    if k == 2 and right is None:
+        d = d + unindex(np.sum(where_zero(x > xp[-1], g)), -1, fp)
+    return d
+
+
+def sinc_slope(x):
+    """The derivative of ``np.sinc``, (cos(pi x) - sinc(x)) / x, by its Taylor series
+    near 0, where the quotient cancels (exact to rounding, and differentiable again)."""
+    small = np.abs(x) < 1e-3
+    safe = np.where(small, 1.0, x)
+    series = -np.pi ** 2 / 3 * x + np.pi ** 4 / 30 * x ** 3
+    return np.where(small, series, (np.cos(np.pi * safe) - np.sinc(safe)) / safe)
+
+
+def ptp_adjoint(g, x, axis, keepdims):
+    """The adjoint of ``np.ptp``: that of its max less that of its min."""
+    top = np.max(x, axis=axis, keepdims=keepdims)
+    bottom = np.min(x, axis=axis, keepdims=keepdims)
+    return (extremum_adjoint(g, top, x, axis, keepdims)
+            - extremum_adjoint(g, bottom, x, axis, keepdims))
+
+
+def replaced_adjoint(g, x, which):
+    """The adjoint of ``nan``, ``posinf`` or ``neginf`` in ``np.nan_to_num``: ``g``
+    summed where that value replaced an element of ``x``."""
+    hit = {"nan": np.isnan(x), "posinf": np.isposinf(x), "neginf": np.isneginf(x)}[which]
+    return np.sum(where_zero(hit, g))

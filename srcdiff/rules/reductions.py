@@ -4,8 +4,9 @@ Spread by ``unreduce``, which keeps leading batch axes: most of these rules batc
 ``reduces=True``: given one array and no axis, the result is a number."""
 import numpy as np
 
-from .helpers import (average_adjoint, average_weights_adjoint, extremum_adjoint, norm_adjoint,
-                      prod_adjoint, reduced_count, trace_adjoint, unreduce)
+from .helpers import (average_adjoint, average_weights_adjoint, cumprod_adjoint, diff_adjoint,
+                      extremum_adjoint, norm_adjoint, prod_adjoint, ptp_adjoint, reduced_count,
+                      trace_adjoint, unreduce)
 from .registry import defvjp, primitive
 
 
@@ -39,6 +40,22 @@ defvjp(np.std,
 defvjp(np.cumsum,
        lambda g, ans, x, axis=None, **kw:
        np.reshape(np.flip(np.cumsum(np.flip(g, axis), axis), axis), np.shape(x)))
+defvjp(np.cumprod,
+       lambda g, ans, a, axis=None, **kw: cumprod_adjoint(g, ans, a, axis))
+defvjp(np.ptp,
+       lambda g, ans, a, axis=None, out=None, keepdims=False: ptp_adjoint(g, a, axis, keepdims),
+       reduces=True)
+# prepend and append (None: not given) are joined to a before the differences are taken.
+# n=0 returns a itself: a view.
+defvjp(np.diff,
+       lambda g, ans, a, n=1, axis=-1, prepend=None, append=None:
+       diff_adjoint(0, g, a, n, axis, prepend, append),
+       None,
+       None,
+       lambda g, ans, a, n=1, axis=-1, prepend=None, append=None:
+       diff_adjoint(3, g, a, n, axis, prepend, append),
+       lambda g, ans, a, n=1, axis=-1, prepend=None, append=None:
+       diff_adjoint(4, g, a, n, axis, prepend, append), view=True)
 defvjp(np.trace,
        lambda g, ans, x, offset=0, axis1=0, axis2=1, **kw:
        trace_adjoint(g, x, offset, axis1, axis2))

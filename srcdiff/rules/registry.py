@@ -177,18 +177,30 @@ def all_traits():
     return dict(_TRAITS)
 
 
-def defexpansion(numpy_fn, expansion, **facts):
+def defexpansion(numpy_fn, expansion, named=None, **facts):
     """Differentiate ``numpy_fn`` through ``expansion``: the same function written
     with recorded primitives.  For NumPy functions with several results
-    (``np.split``, ``np.linalg.slogdet``), which no single tape record can hold."""
-    _EXPANSIONS[numpy_fn] = expansion
+    (``np.split``, ``np.linalg.eigh``), which no single tape record can hold.
+
+    The compiler compiles an expansion as a call of a user function (a ``def``
+    with one ``return``), unless the function splits (see :class:`Traits`).  On the
+    tape, ``named``, a named tuple type, packs the results as NumPy does
+    (``EighResult``; NumPy 1 returns plain tuples)."""
+    _EXPANSIONS[numpy_fn] = (expansion, named)
     declare(numpy_fn, **facts)
     return expansion
 
 
 def expansion_of(numpy_fn):
     """The expansion registered for ``numpy_fn``, or None."""
-    return _EXPANSIONS.get(numpy_fn)
+    return _EXPANSIONS.get(numpy_fn, (None,))[0]
+
+
+def expand(numpy_fn, *args, **kwargs):
+    """``numpy_fn(*args, **kwargs)`` through its expansion, packed as NumPy packs it."""
+    expansion, named = _EXPANSIONS[numpy_fn]
+    results = expansion(*args, **kwargs)
+    return named._make(results) if hasattr(named, "_make") else results
 
 
 def primitive(fn):

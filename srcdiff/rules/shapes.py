@@ -4,8 +4,9 @@ import operator
 import numpy as np
 
 from .helpers import (clip_passes, concat_adjoint, diagonal_adjoint, either, inverse_permutation,
-                      pad_adjoint, repeat_adjoint, reshape_like, stack_adjoint, take_adjoint,
-                      take_along_axis_adjoint, tile_adjoint, unbroadcast, unindex, where_zero)
+                      pad_adjoint, pad_values_adjoint, repeat_adjoint, reshape_like, stack_adjoint,
+                      take_adjoint, take_along_axis_adjoint, tile_adjoint, unbroadcast, unindex,
+                      where_zero)
 from .registry import defexpansion, defvjp, defvjp_argnum, nondifferentiable, primitive
 
 # view=True: the result may share the first argument's memory (the compiler must know).
@@ -39,8 +40,14 @@ defvjp(np.sort,
        lambda g, ans, x, axis=-1, **kw:
        take_along_axis_adjoint(g, x, np.argsort(x, axis=axis), axis))
 defvjp(np.repeat, lambda g, ans, x, repeats, axis=None: repeat_adjoint(g, x, repeats, axis))
+# constant_values: by keyword only (np.pad's **kwargs), here its fourth input.
 defvjp(np.pad,
-       lambda g, ans, x, pad_width, mode="constant", **kw: pad_adjoint(g, x, pad_width, mode))
+       lambda g, ans, array, pad_width, mode="constant", constant_values=0, reflect_type="even",
+       **kw: pad_adjoint(g, array, pad_width, mode, reflect_type),
+       None,
+       None,
+       lambda g, ans, array, pad_width, mode="constant", constant_values=0, **kw:
+       pad_values_adjoint(g, array, pad_width, constant_values))
 # np.diag builds a matrix from a vector, or takes the diagonal (a view) of a matrix.
 defvjp(np.diag,
        lambda g, ans, x, k=0:
@@ -85,7 +92,22 @@ def cast(x, dtype):
 
 defvjp_argnum(concatenate, lambda i, g, ans, *xs, axis=0: concat_adjoint(i, g, xs, axis))
 defvjp_argnum(stack, lambda i, g, ans, *xs, axis=0: stack_adjoint(i, g, axis))
-defvjp(cast, lambda g, ans, x, dtype: cast(g, np.result_type(x)), batches=True)
+def converted_back(g, ans, x):
+    """The adjoint of ``x`` in a conversion ``ans`` of it: ``g`` as x's type, or none
+    through a conversion to integers or bools (piecewise constant, as ``floor``)."""
+    if not np.issubdtype(np.result_type(ans), np.inexact):
+        return np.zeros_like(g)
+    return g if isinstance(x, (float, int)) else cast(g, np.result_type(x))
+
+
+defvjp(cast, lambda g, ans, x, dtype: converted_back(g, ans, x), batches=True)
+# Conversions: compiled code differentiates through them.  (On the tape, as in
+# TensorFlow, np.asarray(t) is t.numpy(): it leaves the tape.)
+# Each may return its input itself (a float64 array): a view.
+defvjp(np.float64, lambda g, ans, x: converted_back(g, ans, x), view=True, batches=True)
+defvjp(np.asarray,
+       lambda g, ans, a, dtype=None, order=None, *, device=None, copy=None, like=None:
+       converted_back(g, ans, a), view=True)
 
 nondifferentiable(np.zeros, np.ones, np.empty, np.full, np.eye, np.identity,
                   np.arange, np.linspace)
@@ -113,8 +135,11 @@ def split(x, indices_or_sections, axis=0):
 
 defexpansion(np.array_split, array_split, splits=0)
 defexpansion(np.split, split, splits=0)
-defexpansion(np.hsplit, lambda x, sections: split(x, sections, axis=1 if np.ndim(x) > 1 else 0))
-defexpansion(np.vsplit, lambda x, sections: split(x, sections, axis=0))
+# hsplit's axis depends on x's rank: no fixed axis to declare, so the compiler refuses it.
+defexpansion(np.hsplit,
+             lambda x, indices_or_sections:
+             split(x, indices_or_sections, axis=1 if np.ndim(x) > 1 else 0))
+defexpansion(np.vsplit, lambda x, indices_or_sections: split(x, indices_or_sections), splits=0)
 
 # NumPy functions that take their inputs as one sequence, and the primitives
 # that take them as arguments (so each input has its own adjoint).
