@@ -246,3 +246,14 @@ def test_a_call_without_a_rule_given_an_active_value_in_a_literal_is_refused(fn)
     with pytest.raises(sd.CompileError, match="cannot differentiate") as info:
         sd.grad(fn)(X)
     assert "no derivative rule" in str(info.value)
+
+
+def where_on_an_active_condition(x):
+    y = np.where(x, 1.0, x * 2.0)
+    return np.sum(y)
+
+
+def test_an_active_input_without_a_derivative_is_refused():
+    # it once got no contribution at all: a silent zero where the rule had no vjp
+    with pytest.raises(sd.CompileError, match="argument 1: its rule has no derivative"):
+        sd.grad(where_on_an_active_condition)(X)

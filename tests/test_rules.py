@@ -592,7 +592,7 @@ def test_a_helper_reads_only_the_shape_of_what_it_measures(name):
 # --- the compiler inlines the same rules: compiled == eager == finite differences ---
 
 # Examples the compiler refuses, and why.
-REFUSED_WHEN_COMPILED = {(np.squeeze, 1): "the rule swallows axis= (**kw): not modelled"}
+REFUSED_WHEN_COMPILED = {}  # (primitive, example) -> why the compiler refuses it
 
 
 def compiled_cases():

@@ -103,6 +103,17 @@ def check_one_kind(facts, names, source_map):
                                    hint=f"Give the {name} of each kind a name of its own.")
 
 
+def check_fields(facts, tuples, source_map):
+    """Refuse ``t.name`` of a call's several results: compiled, they are a plain tuple
+    (``np.linalg.slogdet(x).logabsdet``: read them by position or unpack them)."""
+    for s in facts.assigns:
+        op = facts.ops[id(s)]
+        if op.fn is runtime.field and getattr(op.inputs[0], "id", None) in tuples:
+            raise source_map.error(s, f"cannot read the attribute .{op.inputs[1].value} of "
+                                   "a call's results when compiled",
+                                   hint="Unpack them (a, b = f(x)) or index them (f(x)[1]).")
+
+
 def check_appends(facts, source_map):
     """Refuse an ``append`` that the adjoints cannot follow: to a list the function did
     not make itself (an argument: the caller's list would change), or one that some

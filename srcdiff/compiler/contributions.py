@@ -51,7 +51,7 @@ def _is_number(facts, node):
 
 
 class Contributions:
-    def __init__(self, facts, active, sequences, calls, refs, namer):
+    def __init__(self, facts, active, sequences, calls, refs, namer, source_map):
         self.active = active
         self.sequences = sequences  # names holding lists, whose adjoints are lists
         self.calls = calls
@@ -59,6 +59,7 @@ class Contributions:
         self.namer = namer
         self.scalars, self.ints = facts.scalars, facts.ints
         self.made = {}  # (id(statement), g, ans) -> what ``of`` returned
+        self.source_map = source_map
 
     def reads_answer(self, op):
         """Whether the adjoint of ``op`` reads its result: the rule of an active input
@@ -111,8 +112,11 @@ class Contributions:
                                  args=[self.user_rule(user_rule, i, g, ans, op), S.name(a.id)])
             else:
                 vjp = op.rule.vjp(i)
-                if vjp is None:
-                    continue
+                if vjp is None:  # a gradient reaches an input the rule has none for
+                    raise self.source_map.error(
+                        s, f"cannot differentiate {op.rule.name} with respect to its "
+                        f"argument {i + 1}: its rule has no derivative for it",
+                        hint="Compute that argument from values that carry no gradient.")
                 syntax = rule_syntax(vjp)
                 self.refs.bind_globals(syntax)
                 inputs = op.inputs if op.fn is not operator.getitem else [

@@ -24,7 +24,8 @@ from .aliasing import check_effects, check_views
 from .analysis import Describer, activity, check_modelled, varied_names
 from .backward import Backward
 from .codegen import Refs, compile_source, to_source
-from .containers import check_appends, check_one_kind, container_depths, definite
+from .containers import (check_appends, check_fields, check_one_kind, container_depths,
+                         definite)
 from .contributions import Contributions, resolve_calls
 from .errors import CompileError, InvariantError
 from .facts import gather
@@ -246,10 +247,11 @@ def reverse(parsed, body, wrt, names, refs, compile_call, scalar_params, param_d
     depths, mixed = container_depths(facts, param_depths, {
         k: unit.depth for k, (unit, _) in calls.items() if unit.depth})
     check_one_kind(facts, mixed & active, source_map)
+    check_fields(facts, tuples, source_map)
     sequences = facts.packs | tuples | definite(depths)
     replay = Replay(calls)
     forward = Forward(facts, replay, refs)
-    contributions = Contributions(facts, active, sequences, calls, refs, namer)
+    contributions = Contributions(facts, active, sequences, calls, refs, namer, source_map)
     backward = Backward(facts, active, wrt, sequences, contributions, replay, namer,
                         source_map, forward.computation)
     draft = backward.emit(Plan(), outputs)  # its marks say what the adjoints read
