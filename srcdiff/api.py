@@ -11,7 +11,7 @@ import numbers
 import numpy as np
 
 from .compiler.parse import check_function
-from .compiler.cache import CACHE
+from .compiler.cache import CACHE, ranks_of
 from .function import DERIVATIVES, Derivative, on_tapes, on_tensors, recorded
 
 
@@ -57,7 +57,7 @@ def _positions(fn, wrt):
 
 def _unit(fn, args, positions):
     active = tuple(i in positions for i in range(len(args)))
-    return CACHE.get(fn, active, tuple(_is_scalar(a) for a in args))
+    return CACHE.get(fn, active, tuple(_is_scalar(a) for a in args), ranks=ranks_of(args))
 
 
 class _Units:
@@ -75,7 +75,7 @@ class _Units:
         if self.generation != CACHE.generation:  # sd.clear_cache() forgets these too
             self.known.clear()
             self.generation = CACHE.generation
-        types = tuple(map(type, args))
+        types = tuple(map(type, args)) + ranks_of(args)
         unit = self.known.get(types)
         if unit is None or not unit.is_current():
             unit = self.known[types] = _unit(self.fn, args, self.positions)

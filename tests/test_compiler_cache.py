@@ -195,8 +195,9 @@ def _generated_lines():
 
 
 def _units_of(fn):
-    """Weak references to ``fn`` and its compiled unit (compiling it first)."""
-    unit = CACHE.get(fn, (True,), (False,))
+    """Weak references to ``fn`` and its compiled unit (compiling it first), the one
+    ``sd.grad(fn)(X)`` uses: x active, an array of rank 1."""
+    unit = CACHE.get(fn, (True,), (False,), ranks=(1,))
     return weakref.ref(fn), weakref.ref(unit)
 
 

@@ -102,7 +102,7 @@ class Describer:
         rule = rules.rule_of(fn)
         if rule is None:
             if rules.is_nondifferentiable(fn):
-                return NONE
+                return Op(Kind.NONE, fn=fn)  # fn: np.zeros(n) still says its value's rank
             return Op(Kind.UNKNOWN, inputs, fn=fn, name=rules.registry.primitive_name(fn))
         bound = _bind_keywords(rule, list(inputs), dict(kwargs))
         if bound is None:

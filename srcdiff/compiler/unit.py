@@ -120,7 +120,7 @@ def prepare(fn, lifted=()):
     return parsed, node, names
 
 
-def compile_unit(fn, active, scalars, cache, lifted=()):
+def compile_unit(fn, active, scalars, cache, lifted=(), ranks=()):
     parsed, node, names = prepare(fn, lifted)
     if checks.enabled():
         checks.check_anf(node, parsed.source_map)
@@ -130,6 +130,7 @@ def compile_unit(fn, active, scalars, cache, lifted=()):
         raise TypeError(f"{fn.__qualname__} takes {len(params)} arguments, got {len(active)}")
     wrt = [p for p, a in zip(params, active) if a]
     scalar_params = {p for p, s in zip(params, scalars) if s}
+    param_ranks = {p: r for p, r in zip(params, ranks) if r is not None}
     refs = Refs(parsed.namespace)
     live = _read_when_called(fn, parsed)
     if live:  # the values the function's free names hold when it runs, not when compiled
@@ -148,7 +149,8 @@ def compile_unit(fn, active, scalars, cache, lifted=()):
                 raise parsed.source_map.error(at, exc.message, exc.hint) from None
             raise
 
-    pair = reverse(parsed, node.body, wrt, names, refs, compile_call, scalar_params)
+    pair = reverse(parsed, node.body, wrt, names, refs, compile_call, scalar_params,
+                   param_ranks)
     forward_code, backward_code, result = pair.forward, pair.backward, pair.result
     forward = gast.FunctionDef(
         name=f"{name}_forward", args=copy.deepcopy(node.args), body=forward_code,
@@ -217,7 +219,7 @@ class Pair:
     plan: Plan           # what the forward pass saves
 
 
-def reverse(parsed, body, wrt, names, refs, compile_call, scalar_params):
+def reverse(parsed, body, wrt, names, refs, compile_call, scalar_params, param_ranks=None):
     """The forward and backward passes of a normalised ``body``: facts, activity and
     aliasing checks, calls compiled, a draft backward pass whose marks are planned
     for, the final backward pass, then the forward pass that keeps what it reads."""
@@ -227,7 +229,8 @@ def reverse(parsed, body, wrt, names, refs, compile_call, scalar_params):
         raise source_map.error(parsed.node, "the function must end by returning a value "
                                             "to differentiate")
     outputs = ret.value.elts if isinstance(ret.value, gast.Tuple) else [ret.value]
-    facts = gather(body, parsed.params, scalar_params, Describer(parsed.resolve, source_map))
+    facts = gather(body, parsed.params, scalar_params, Describer(parsed.resolve, source_map),
+                   param_ranks or {})
     active = activity(facts, wrt) | set(wrt)
     check_modelled(facts, active, source_map)
     check_views(facts, source_map)
