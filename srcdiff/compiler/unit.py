@@ -21,7 +21,7 @@ import numpy as np
 from . import checks
 from . import syntax as S
 from .aliasing import check_effects, check_views
-from .analysis import Describer, activity, check_modelled, varied_names
+from .analysis import Describer, activity, adjoint_inputs, check_modelled, varied_names
 from .backward import Backward
 from .codegen import Refs, compile_source, to_source
 from .contributions import Contributions, resolve_calls
@@ -236,11 +236,12 @@ def reverse(parsed, body, wrt, names, refs, compile_call, scalar_params, param_r
     check_views(facts, source_map)
     check_effects(facts, varied_names(facts, wrt), source_map)
     namer = Namer(names)
-    calls, tuples = resolve_calls(facts, active, compile_call, names)
+    feeds = adjoint_inputs(facts, active, wrt)
+    calls, tuples = resolve_calls(facts, active, feeds, compile_call, names)
     sequences = facts.packs | tuples
     replay = Replay(calls)
     forward = Forward(facts, replay, refs)
-    contributions = Contributions(facts, active, sequences, calls, refs, namer)
+    contributions = Contributions(facts, feeds, sequences, calls, refs, namer)
     backward = Backward(facts, active, wrt, sequences, contributions, replay, namer,
                         source_map, forward.computation)
     draft = backward.emit(Plan(), outputs)  # its marks say what the adjoints read
