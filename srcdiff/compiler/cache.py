@@ -101,7 +101,8 @@ class Cache:
                 self.hits += 1
                 return unit, None
         return None, ("first call" if per_fn is None else "first call with these active "
-                      "inputs" if unit is None else "a name the function uses was rebound")
+                      "inputs and kinds of arguments (numbers, ranks)" if unit is None
+                      else "a name the function uses was rebound")
 
     def size(self, fn):
         """How many units of ``fn`` the cache holds."""
