@@ -11,7 +11,7 @@ import numbers
 import numpy as np
 
 from .compiler.parse import check_function
-from .compiler.cache import CACHE
+from .compiler.cache import CACHE, ranks_of
 from .rules.containers import CONTAINERS, dense
 from .function import DERIVATIVES, Derivative, on_tapes, on_tensors, recorded
 
@@ -90,7 +90,7 @@ def _positions(fn, wrt):
 
 def _unit(fn, args, positions):
     active = tuple(i in positions for i in range(len(args)))
-    return CACHE.get(fn, active, tuple(_kind(a) for a in args))
+    return CACHE.get(fn, active, tuple(_kind(a) for a in args), ranks=ranks_of(args))
 
 
 class _Units:
@@ -108,7 +108,7 @@ class _Units:
         if self.generation != CACHE.generation:  # sd.clear_cache() forgets these too
             self.known.clear()
             self.generation = CACHE.generation
-        types = tuple(map(type, args))
+        types = tuple(map(type, args)) + ranks_of(args)
         if any(isinstance(a, CONTAINERS) for a in args):  # a pytree's depth decides too
             types += tuple(map(_kind, args))
         unit = self.known.get(types)

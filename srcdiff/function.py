@@ -23,7 +23,7 @@ import numpy as np
 from ._recording import STATE
 from .compiler.errors import CompileError
 from .compiler.parse import check_function, parse_function
-from .compiler.cache import CACHE
+from .compiler.cache import CACHE, ranks_of
 from .ops.array_ops import identity
 from .rules.registry import Rule
 from .tape import GradientTape, UnconnectedGradients
@@ -84,15 +84,17 @@ class Function:
             active = (False,) * len(inputs)
         raw = [_raw(v) for v in inputs]
         lifted = tuple(expr for expr, _ in variables)
-        unit = self._unit(active, tuple(_is_scalar(v) for v in raw), lifted)
+        unit = self._unit(active, raw, lifted)
         y, saved = unit.run(raw)
         if not any(active):
             return _as_output(y, inputs)
         entry = _CompiledCall(self, unit, y, saved, active, args, variables)
         return apply(entry, *inputs)
 
-    def _unit(self, active, scalars, lifted):
-        unit, why = CACHE.lookup(self.python_function, active, scalars, lifted)
+    def _unit(self, active, raw, lifted):
+        """The unit for arguments ``raw`` (plain values), keyed on their kinds."""
+        unit, why = CACHE.lookup(self.python_function, active,
+                                 tuple(_is_scalar(v) for v in raw), lifted, ranks_of(raw))
         if why is None:
             self.hits += 1
         else:
@@ -155,8 +157,7 @@ class _CompiledCall:
             # TensorFlow, it gets its gradient. Compile with it active, forward again.
             active = tuple(a or k == i for k, a in enumerate(self.active))
             raw = [_raw(v) for v in inputs]
-            unit = self.function._unit(active, tuple(_is_scalar(v) for v in raw),
-                                       tuple(expr for expr, _ in self.variables))
+            unit = self.function._unit(active, raw, tuple(expr for expr, _ in self.variables))
             grads = dict(grads)
             saved = unit.run(raw)[1]
             grads[i] = _backward(unit, saved, _raw(g), active).get(i)

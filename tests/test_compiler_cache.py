@@ -68,6 +68,16 @@ def test_each_choice_of_active_inputs_is_compiled_once(module):
     assert "active inputs" in info.last_miss
 
 
+def test_each_rank_of_an_argument_is_compiled_once(module):
+    # the rank decides whether x[i] is a number or a view of a row
+    f = module.compiled
+    for x in (X, X[None, :], X, X[None, :]):
+        assert f(x, 2.0) == pytest.approx(np.sum(np.sin(x)) * 2.0)
+    info = f.cache_info()
+    assert (info.hits, info.misses, info.currsize) == (2, 2, 2)
+    assert "kinds of arguments" in info.last_miss
+
+
 def test_a_redefined_function_recompiles(module, tmp_path):
     g = sd.grad(module.loss)
     np.testing.assert_allclose(g(X, 1.0), np.cos(X))
@@ -195,8 +205,9 @@ def _generated_lines():
 
 
 def _units_of(fn):
-    """Weak references to ``fn`` and its compiled unit (compiling it first)."""
-    unit = CACHE.get(fn, (True,), (False,))
+    """Weak references to ``fn`` and its compiled unit (compiling it first), the one
+    ``sd.grad(fn)(X)`` uses: x active, an array of rank 1."""
+    unit = CACHE.get(fn, (True,), (False,), ranks=(1,))
     return weakref.ref(fn), weakref.ref(unit)
 
 

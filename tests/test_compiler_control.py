@@ -423,6 +423,94 @@ def test_a_view_read_after_a_write_into_its_memory_is_refused(fn):
     assert info.value.lineno is not None and ".copy()" in str(info.value)
 
 
+def element_then_write(x, s):
+    b = np.sin(x)
+    d = b[-1]     # a row if x is a matrix (a view), a number if it is a vector
+    b[-1] = s * 2.0
+    return np.sum(b * x) * d
+
+
+def test_an_element_of_a_matrix_is_a_view_read_after_a_write():
+    # the same code on a vector compiles (d is a number, a copy): the compile is
+    # keyed on the rank of x
+    check_grad(element_then_write, (X[:3].copy(), 0.3), (0, 1), eager=False)
+    with pytest.raises(sd.CompileError, match="cannot follow a write into memory"):
+        sd.grad(element_then_write, (0, 1))(M.copy(), 0.3)
+
+
+def alias_of_an_array_number(a, x):
+    b = a         # a 0-d array is an array: += writes into it, a sees the write
+    b += x
+    return a * x
+
+
+def alias_of_a_kept_reduction(x):
+    s = np.sum(x, keepdims=True)  # keepdims: an array of one element, not a number
+    t = s
+    t += x[0]     # writes into s
+    return np.sum(s * x)
+
+
+@pytest.mark.parametrize("fn, args", [
+    (alias_of_an_array_number, (np.array(0.5), 0.3)),
+    (alias_of_a_kept_reduction, (X[:3],)),
+], ids=ids)
+def test_an_alias_of_an_array_that_looks_like_a_number_is_refused(fn, args):
+    with pytest.raises(sd.CompileError, match="cannot follow a write into memory"):
+        sd.grad(fn)(*args)
+
+
+def number_copy_then_update(v, x):
+    a = np.dot(v, v)  # vectors: a NumPy scalar, which -= rebinds
+    b = a
+    b -= 1.0
+    return a * b + np.sum(x * b)
+
+
+def sum_copy_then_update(x):
+    s = np.sum(x)
+    t = s
+    t -= 1
+    t += np.sum(x * x)
+    return s * t
+
+
+def element_of_a_vector_then_writes(x, s):
+    b = np.sin(x)
+    d = b[-1]        # a number: the writes below change neither b through d nor d
+    b[0] = d * s
+    d = d * 3.0
+    b[-1] = s
+    return np.sum(b * x) + d
+
+
+def element_of_a_buffer(x, s):
+    buf = np.zeros(3)
+    buf[1] = s * 2.0
+    e = buf[1]       # np.zeros(3) is a vector: e is a number
+    buf[1] = x[0]
+    e += s
+    return e * np.sum(x) + np.sum(buf * x[:3])
+
+
+def transpose_of_a_fresh_array_then_write(g, c):
+    c = c * 1.0
+    t = np.transpose(np.outer(g, c))  # a view of the outer product, not of c
+    c[0] = g[0]
+    return np.sum(t * t) + np.sum(c * c)
+
+
+@pytest.mark.parametrize("fn, args, wrt", [
+    (number_copy_then_update, (X[:3], X[3:]), (0, 1)),
+    (sum_copy_then_update, (X,), 0),
+    (element_of_a_vector_then_writes, (X[:3], 0.3), (0, 1)),
+    (element_of_a_buffer, (X[:4], 0.3), (0, 1)),
+    (transpose_of_a_fresh_array_then_write, (X[:3], X[3:]), (0, 1)),
+], ids=ids)
+def test_numbers_and_fresh_arrays_share_no_memory(fn, args, wrt):
+    check_grad(fn, args, wrt, eager=False)
+
+
 def rows_of_a_buffer(W, x0):
     h = np.zeros((4, 3))
     h[0] = x0

@@ -62,11 +62,15 @@ def own(state, accumulated, name):
     state[name] = OWNED
 
 
-def join(a, b, owned):
+def join(a, b, owned, live=None):
     """The state after a branch whose arms end in ``a`` and ``b``; and the names to
-    zero at the end of each arm (set on the other arm only)."""
+    zero at the end of each arm (set on the other arm only).  An adjoint that
+    ``live(name)`` says nothing before the branch reads (the value there was not
+    varied) is dropped: no zeros for it."""
     merged, zero_a, zero_b = {}, [], []
     for name in sorted(set(a) | set(b)):
+        if live is not None and not live(name):
+            continue
         x, y = a.get(name, UNSET), b.get(name, UNSET)
         if x == UNSET and y != UNSET:
             zero_a.append(name)
@@ -82,13 +86,15 @@ def join(a, b, owned):
 class Flow:
     """Loop heads from statement effects.  ``effects(s, state)`` lists the effects of
     the adjoint of assignment ``s`` reached in ``state``; ``owned(name)`` is the
-    state of a fresh array for ``name``."""
+    state of a fresh array for ``name``; ``feeds(s, name)`` whether the value of
+    ``name`` before ``s`` gets an adjoint (see analysis.adjoint_inputs)."""
 
     MAX_ROUNDS = 64  # a head only rises in a finite lattice: far more than it needs
 
-    def __init__(self, effects, owned):
+    def __init__(self, effects, owned, feeds):
         self.effects = effects
         self.owned = owned
+        self.feeds = feeds
         self.loops = {}  # (id(loop), entry state) -> (head, accumulated)
 
     def head(self, loop, entry):
@@ -132,7 +138,7 @@ class Flow:
         if isinstance(s, gast.If):
             a = self.block(s.body, dict(state), accumulated)
             b = self.block(s.orelse, dict(state), accumulated)
-            return join(a, b, self.owned)[0]
+            return join(a, b, self.owned, lambda name: self.feeds(s, name))[0]
         if isinstance(s, (gast.For, gast.While)):
             head, seen = self.head(s, state)
             accumulated |= seen

@@ -7,6 +7,10 @@ adjoint of v would never reach y.  Reading such a view after a write into its ar
 (or the array after a write through the view) raises a CompileError that says to
 take a copy; views read only before any write, the common case, are exact as they
 are (the backward pass restores written elements in place, and views see that).
+
+A number shares no memory (``facts.numbers``: Python numbers and NumPy scalars such
+as ``np.sum(x)`` or ``v[i]`` of a vector), and ``+=`` on one rebinds it: ``y = x``
+of a number, or an element of an array of known rank, makes no pair to follow.
 """
 import operator
 
@@ -21,7 +25,7 @@ def check_views(facts, source_map):
     """Raise a CompileError at the first read of a view that a write has changed.
 
     Writes are ``x[i] = v`` and, on anything but numbers, ``x += v``."""
-    numbers = facts.scalars
+    numbers = facts.numbers
     written = facts.written | (facts.updated - numbers)
     if not written:
         return
@@ -29,8 +33,9 @@ def check_views(facts, source_map):
         if not isinstance(s.targets[0], gast.Name):
             continue
         view, base = s.targets[0].id, _viewed(s.value, facts.ops[id(s)])
-        if base is None or base == view or not {view, base} & written:
-            continue
+        if base is None or base == view or not {view, base} & written or (
+                {view, base} & numbers):
+            continue  # no view of anything written, or a number: no memory shared
         # x[i] may be a row (a view) or a number: only a write x[...] = v counts for it,
         # since += on a number rebinds (for e in xs: e += 1 changes nothing in xs)
         _Pair(s, view, base, source_map, numbers, _element(s.value)).walk(facts.body, _DEAD)

@@ -6,7 +6,8 @@ and keywords bound to the rule's parameters), a call to a user function (compile
 recursively), a copy, a literal, or no gradient.  Every expression form maps to a
 kind; a form with no model is UNKNOWN, with every name it reads as an input.
 ``activity`` then finds the active names: those that depend on an active input
-(varied) and that the returned value depends on (useful).
+(varied) and that the returned value depends on (useful); ``adjoint_inputs``, the
+inputs each statement's adjoint gives adjoints to (the values varied where it runs).
 
 Invariant after ``check_modelled``: no active name is assigned by an UNKNOWN or
 OPAQUE op, so the passes after it never meet a value they cannot differentiate.
@@ -111,7 +112,7 @@ class Describer:
         rule = rule or rules.rule_of(fn)
         if rule is None:
             if rules.is_nondifferentiable(fn):
-                return NONE
+                return Op(Kind.NONE, fn=fn)  # fn: np.zeros(n) still says its value's rank
             return Op(Kind.UNKNOWN, inputs, fn=fn, name=rules.registry.primitive_name(fn))
         bound = _bind_keywords(rule, list(inputs), dict(kwargs))
         if bound is None:
@@ -292,6 +293,49 @@ def activity(facts, active_params):
 def varied_names(facts, active_params):
     """The names whose values depend on an active input."""
     return _grow(set(active_params), _flows(facts))
+
+
+def adjoint_inputs(facts, active, active_params):
+    """``feeds(s, name)``: whether the adjoint of statement ``s`` gives one to ``name``:
+    it is active, and the value it held when ``s`` ran was varied.  ``x = f(x)`` on
+    data that later mixes with an active value (x active by name) gives no adjoint to
+    the x it read, nor does any statement before it."""
+    varied = _varied_at(facts, active_params)
+    return lambda s, name: name in active and name in varied[id(s)]
+
+
+def _varied_at(facts, active_params):
+    """id(statement) -> the names holding a varied value just before it runs: the
+    flows of ``_flows``, followed in order (a loop to a fixpoint, branches joined)."""
+    before = {}
+
+    def block(stmts, varied):
+        for s in stmts:
+            before[id(s)] = before.get(id(s), frozenset()) | varied
+            varied = stmt(s, varied)
+        return varied
+
+    def stmt(s, varied):
+        if isinstance(s, gast.If):
+            return block(s.body, varied) | block(s.orelse, varied)
+        if isinstance(s, (gast.For, gast.While)):
+            bound = {s.target.id} if isinstance(s, gast.For) else set()
+            head = varied
+            while not (out := block(s.body, head - bound)) <= head:
+                head = head | out
+            return head  # also what a loop that never runs leaves
+        if not isinstance(s, gast.Assign):
+            return varied
+        op = facts.ops[id(s)]
+        target = s.targets[0]
+        names = frozenset(target_names(target))
+        reached = op.kind is not Kind.NONE and bool(_dependencies(s, op) & varied)
+        if isinstance(target, gast.Subscript):  # x[i] = v: x keeps what it held
+            return varied | names if reached else varied
+        return (varied - names) | (names if reached else frozenset())
+
+    block(facts.body, frozenset(active_params))
+    return before
 
 
 def _flows(facts):

@@ -42,7 +42,7 @@ class Backward:
         self.rerun = rerun    # a recomputed statement as the backward pass runs it
         self.refs = contrib.refs
         self.plan = None
-        self.flow = Flow(self.effects, self.owned)
+        self.flow = Flow(self.effects, self.owned, contrib.feeds)
         self.effect_cache = {}
 
     def adjoint(self, name):
@@ -152,7 +152,7 @@ class Backward:
         self_reference = x in inputs
         if self_reference and save:
             # the inputs must see the old value: restore first, keep the new one as ans
-            if self.contrib.reads_answer(op):
+            if self.contrib.reads_answer(s, op):
                 kept = self.namer.at(s, x + "_new")
                 pre.append(S.assign(kept, S.name(x)))
                 ans = S.name(kept)
@@ -199,7 +199,7 @@ class Backward:
         code += restores
         if split is not None:  # the pieces of x: its adjoint is theirs joined back
             x = s.value.args[0]
-            if isinstance(x, gast.Name) and x.id in self.active:
+            if isinstance(x, gast.Name) and self.contrib.feeds(s, x.id):
                 axis = next((k.value for k in s.value.keywords if k.arg == "axis"), None)
                 if axis is None:
                     axis = s.value.args[2] if len(s.value.args) > 2 else S.const(split)
@@ -246,8 +246,8 @@ class Backward:
                 return []
             v = s.value
             added = [("add", v.id, OTHER, OTHER)] if (isinstance(v, gast.Name)
-                                                      and v.id in self.active) else []
-            return added + [("own", x)]
+                                                      and self.contrib.feeds(s, v.id)) else []
+            return added + [("own", x) if self.contrib.feeds(s, x) else ("reset", x)]
         names = target_names(target)
         if not any(t in self.active and state.get(t, UNSET) != UNSET for t in names):
             return []
@@ -262,7 +262,7 @@ class Backward:
             if op.kind is Kind.SPLIT:
                 x = s.value.args[0]
                 return ([("add", x.id, OTHER, OTHER)]
-                        if isinstance(x, gast.Name) and x.id in self.active else [])
+                        if isinstance(x, gast.Name) and self.contrib.feeds(s, x.id) else [])
             if op.kind is not Kind.CALL:
                 return []  # refused by the emitter if an input is active
             douts = S.const(0.0)  # what the callee's backward call takes: any expression
@@ -289,24 +289,28 @@ class Backward:
             d = self.adjoint(x)
             index = target.slice
             v = s.value
-            if isinstance(v, gast.Name) and v.id in self.active:
+            if isinstance(v, gast.Name) and self.contrib.feeds(s, v.id):
                 part = gast.Subscript(value=S.name(d), slice=S.copy_node(index),
                                       ctx=gast.Load())
                 if not self.contrib.is_basic(index):  # an index array may name an element twice
                     part = gast.Call(func=self.refs.helper("last_writes"), keywords=[],
                                      args=[S.name(d), _index_value(S.copy_node(index))])
-                elif self.state.get(x) == OWNED:  # zeroed in place below: take no view of it
+                elif self.state.get(x) == OWNED and self.contrib.feeds(s, x):
+                    # zeroed in place below: take no view of it
                     part = gast.Call(func=gast.Attribute(value=part, attr="copy",
                                                          ctx=gast.Load()), args=[], keywords=[])
                 expr = gast.Call(func=self.refs.helper("unbroadcast"),
                                  args=[part, S.name(v.id)], keywords=[])
                 code += self.contribute(v.id, expr)
-            # The overwritten elements of the old x reach nothing: their adjoint is zero.
-            if self.state.get(x) != OWNED:
-                code.append(S.assign(d, S.expr(f"{d}.copy()")))
-            own(self.state, self.accumulated, x)
-            zero = gast.Subscript(value=S.name(d), slice=S.copy_node(index), ctx=gast.Store())
-            code.append(S.assign(zero, S.const(0)))
+            if not self.contrib.feeds(s, x):  # the old x was not varied: no adjoint
+                self.state[x] = UNSET
+            else:  # the overwritten elements of the old x reach nothing: their adjoint is 0
+                if self.state.get(x) != OWNED:
+                    code.append(S.assign(d, S.expr(f"{d}.copy()")))
+                own(self.state, self.accumulated, x)
+                zero = gast.Subscript(value=S.name(d), slice=S.copy_node(index),
+                                      ctx=gast.Store())
+                code.append(S.assign(zero, S.const(0)))
         if save:
             code.append(self.restore_item(target, save))
         return code
@@ -339,7 +343,8 @@ class Backward:
         self.state = dict(before)
         orelse = self.reverse_block(s.orelse)
         after_else = self.state
-        merged, zero_body, zero_else = join(after_body, after_else, self.owned)
+        merged, zero_body, zero_else = join(after_body, after_else, self.owned,
+                                            lambda name: self.contrib.feeds(s, name))
         body += [self.zeros_at(s, name) for name in zero_body]
         orelse += [self.zeros_at(s, name) for name in zero_else]
         self.state = merged

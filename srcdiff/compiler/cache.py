@@ -13,13 +13,16 @@ import threading
 import types
 import weakref
 
+import numpy as np
+
 from .errors import CompileError
 from .parse import SYNTAX_LOCK, require_function
 from .unit import compile_unit
 
 
 class Cache:
-    """Compiled units, keyed weakly by function, then by (active mask, scalar mask, lifted).
+    """Compiled units, keyed weakly by function, then by (active mask, scalar mask, lifted,
+    ranks): see :func:`ranks_of`.
 
     Nothing a unit holds refers to its function (see ``Unit.fn`` and
     ``codegen.compile_source``), so a function that is dropped, or redefined by
@@ -53,15 +56,15 @@ class Cache:
             self.hits = self.misses = 0
             self.last_miss = None
 
-    def get(self, fn, active, scalars=None, lifted=()):
+    def get(self, fn, active, scalars=None, lifted=(), ranks=None):
         """The unit of ``fn`` with ``active`` parameters (a tuple of bools).
 
         ``lifted`` names expressions the function reads (free names, attributes
         of parameters such as ``self.kernel``) that become extra parameters,
         after the real ones: that is how Variables reach compiled code."""
-        return self.lookup(fn, active, scalars, lifted)[0]
+        return self.lookup(fn, active, scalars, lifted, ranks)[0]
 
-    def lookup(self, fn, active, scalars=None, lifted=()):
+    def lookup(self, fn, active, scalars=None, lifted=(), ranks=None):
         """``(unit, why)``: ``why`` is None for a hit, else why it compiled.
 
         A wrapper is compiled as written (a decorator may change the result), never
@@ -70,7 +73,8 @@ class Cache:
         fn = getattr(fn, "python_function", fn)
         require_function(fn)  # before it is used as a weak key
         scalars = tuple(scalars) if scalars is not None else (False,) * len(active)
-        key = (tuple(active), scalars, tuple(lifted))
+        ranks = tuple(ranks) if ranks is not None else (None,) * len(active)
+        key = (tuple(active), scalars, tuple(lifted), ranks)
         unit, reason = self._find(fn, key)
         if unit is not None:
             return unit, None
@@ -97,7 +101,8 @@ class Cache:
                 self.hits += 1
                 return unit, None
         return None, ("first call" if per_fn is None else "first call with these active "
-                      "inputs" if unit is None else "a name the function uses was rebound")
+                      "inputs and kinds of arguments (numbers, ranks)" if unit is None
+                      else "a name the function uses was rebound")
 
     def size(self, fn):
         """How many units of ``fn`` the cache holds."""
@@ -105,7 +110,7 @@ class Cache:
             return len(self.units.get(fn, ()))
 
     def build(self, fn, key):
-        active, scalars, lifted = key
+        active, scalars, lifted, ranks = key
         marker = (fn.__code__, active)
         building = self._building.__dict__.setdefault("markers", set())
         if marker in building:
@@ -113,11 +118,17 @@ class Cache:
                                hint="Write the recursion as a loop.")
         building.add(marker)
         try:
-            unit = compile_unit(_as_defined(fn), active, scalars, self, lifted)
+            unit = compile_unit(_as_defined(fn), active, scalars, self, lifted, ranks)
         finally:
             building.discard(marker)
         unit._fn = weakref.ref(fn)
         return unit
+
+
+def ranks_of(values):
+    """The rank of each value that is an ndarray (None for anything else): a compile is
+    keyed on them, so the compiler knows that x[i] of a vector is a number, not a view."""
+    return tuple(v.ndim if type(v) is np.ndarray else None for v in values)
 
 
 def _as_defined(fn):

@@ -22,18 +22,19 @@ from .analysis import Kind, target_names
 from .inline import rule_syntax
 
 
-def resolve_calls(facts, active, compile_call, names, depths):
+def resolve_calls(facts, active, feeds, compile_call, names, depths):
     """id(statement) -> (compiled unit, tape variable) for each call of a user function
-    whose result is active, compiled with its active arguments (``depths``: the
-    containers among them, see containers.py); and the names that hold a tuple of
-    results (``t = f(x)``, read back as ``t[k]``)."""
+    whose result is active, compiled with the arguments it gives adjoints to
+    (``feeds``, see analysis.adjoint_inputs; ``depths``: the containers among them,
+    see containers.py); and the names that hold a tuple of results (``t = f(x)``,
+    read back as ``t[k]``)."""
     calls, tuples = {}, set()
     for s in reversed(facts.assigns):  # the order the backward pass meets them
         op = facts.ops[id(s)]
         targets = target_names(s.targets[0])
         if op.kind is not Kind.CALL or not set(targets) & active:
             continue
-        mask = tuple(isinstance(a, gast.Name) and a.id in active for a in op.inputs)
+        mask = tuple(isinstance(a, gast.Name) and feeds(s, a.id) for a in op.inputs)
         numbers = tuple(("container",) + depths[a.id] if isinstance(a, gast.Name)
                         and depths.get(a.id, (0,))[0] else _is_number(facts, a)
                         for a in op.inputs)
@@ -51,8 +52,8 @@ def _is_number(facts, node):
 
 
 class Contributions:
-    def __init__(self, facts, active, sequences, calls, refs, namer, source_map):
-        self.active = active
+    def __init__(self, facts, feeds, sequences, calls, refs, namer, source_map):
+        self.feeds = feeds  # feeds(s, name): whether s's adjoint gives name one
         self.sequences = sequences  # names holding lists, whose adjoints are lists
         self.calls = calls
         self.refs = refs
@@ -61,12 +62,12 @@ class Contributions:
         self.made = {}  # (id(statement), g, ans) -> what ``of`` returned
         self.source_map = source_map
 
-    def reads_answer(self, op):
-        """Whether the adjoint of ``op`` reads its result: the rule of an active input
-        does (a call's adjoint reads its own tape)."""
+    def reads_answer(self, s, op):
+        """Whether the adjoint of statement ``s`` (``op``) reads its result: the rule of
+        an input it gives an adjoint to does (a call's adjoint reads its own tape)."""
         if op.kind is not Kind.PRIMITIVE:
             return False
-        return any(isinstance(a, gast.Name) and a.id in self.active
+        return any(isinstance(a, gast.Name) and self.feeds(s, a.id)
                    and (vjp := op.rule.vjp(i)) is not None and "ans" in rule_syntax(vjp).reads()
                    for i, a in enumerate(op.inputs))
 
@@ -81,19 +82,19 @@ class Contributions:
         return self.made[key]
 
     def input_adjoints(self, s, op, g, ans):
-        """(name, adjoint expression) for each active input of a statement that is not
-        a call of a compiled function."""
+        """(name, adjoint expression) for each input a statement that is not a call of
+        a compiled function gives an adjoint to."""
         out = []
         if op.kind is Kind.COPY:
             (a,) = op.inputs
-            if a.id in self.active:
+            if self.feeds(s, a.id):
                 out.append((a.id, g))
             return out
         if op.kind is Kind.PACK:  # seq = [a, b]: da is dseq[0]; {"k": a}: dseq["k"]
             keys = op.keys or [S.const(k) for k in range(len(op.inputs))]
             return [(a.id, gast.Subscript(value=g, slice=S.copy_node(key), ctx=gast.Load()))
                     for key, a in zip(keys, op.inputs)
-                    if isinstance(a, gast.Name) and a.id in self.active]
+                    if isinstance(a, gast.Name) and self.feeds(s, a.id)]
         if op.kind is not Kind.PRIMITIVE:
             return out
         sequence = getattr(op.inputs[0], "id", None) in self.sequences
@@ -102,7 +103,7 @@ class Contributions:
         result_scalar = all(self.is_scalar(a) for a in op.inputs)
         for i, a in enumerate(op.inputs):
             names = ([a] if isinstance(a, gast.Name) else [])
-            if not names or a.id not in self.active:
+            if not names or not self.feeds(s, a.id):
                 continue
             if op.fn is operator.getitem and i == 1:
                 continue
@@ -177,7 +178,7 @@ class Contributions:
         unit, tape = self.calls[id(s)]
         backward = self.refs.bind(unit.backward, unit.name + "_backward")
         adjoint = gast.Call(func=backward, args=[S.name(tape), g], keywords=[])
-        active = [a for a in op.inputs if isinstance(a, gast.Name) and a.id in self.active]
+        active = [a for a in op.inputs if isinstance(a, gast.Name) and self.feeds(s, a.id)]
         # an input the callee's result does not depend on gets None from it: no contribution
         connected = [(k, a) for k, (a, p) in enumerate(zip(active, unit.wrt))
                      if p not in unit.unconnected]

@@ -3,9 +3,9 @@
 :func:`gather` returns a frozen :class:`Facts`: the op of each assignment (each
 right-hand side is described exactly once), each statement's place in forward
 order with the loops and branch arms around it, every statement list, how often
-each name is assigned, and the kinds of names (Python numbers, ints, lists built
-from literals, arrays written into).  Later passes read these records and never
-walk the body again for a fact recorded here.
+each name is assigned, and the kinds of names (Python numbers, ints, immutable
+numbers, ranks of arrays, lists built from literals, arrays written into).  Later
+passes read these records and never walk the body again for a fact recorded here.
 
 Invariant: every ``Assign`` of the body has an entry in ``ops``, ``order``,
 ``loops_of`` and ``arms_of``; every compound statement has one in ``order``,
@@ -51,11 +51,17 @@ class Facts:
     held: frozenset         # parameters the function never rebinds nor writes into
     scalars: frozenset      # names that always hold a Python number
     ints: frozenset         # names that always hold a Python int
+    numbers: frozenset      # names that always hold an immutable number (a Python number
+                            # or a NumPy scalar: np.sum(x), v[i] of a vector): x += v
+                            # rebinds them, and no write reaches them through another name
+    ranks: MappingProxyType  # name -> the ndim every value it holds has (parameters: as
+                             # the compile was keyed; unknown ones are absent)
 
 
-def gather(body, params, scalar_params, describe):
+def gather(body, params, scalar_params, describe, param_ranks=None):
     """The :class:`Facts` of ``body``; ``scalar_params`` are the parameters passed
-    Python numbers, ``describe`` maps a right-hand side to its Op."""
+    Python numbers, ``param_ranks`` the ndim of those passed arrays (where known),
+    ``describe`` maps a right-hand side to its Op."""
     assigns, ops, order, loops_of, arms_of, statements = [], {}, {}, {}, {}, {}
     blocks, loops, exprs, in_order, extent, breaking = [], [], [], [], {}, set()
 
@@ -105,6 +111,12 @@ def gather(body, params, scalar_params, describe):
                      if all(isinstance(v.value, (gast.List, gast.Tuple)) for v in values)}
     scalars = _scalar_names(by_name, literal_lists, loop_targets, unpacked, set(params),
                             set(scalar_params), ops)
+    ints = _int_names(by_name, loop_targets, unpacked)
+    # names bound otherwise than by an assignment of a known right-hand side
+    opaque = (set(params) - set(scalar_params)) | unpacked | loop_targets
+    known = {**dict(param_ranks or {}), **{n: 0 for n in scalars | ints}}
+    ranks = _ranks(by_name, known, opaque - set(known), scalars | ints, ints, ops)
+    numbers = _number_names(by_name, scalars | ints, opaque, ranks, ints, ops)
     frozen = MappingProxyType
     return Facts(
         params=tuple(params), body=body, assigns=tuple(assigns), ops=frozen(ops),
@@ -115,7 +127,8 @@ def gather(body, params, scalar_params, describe):
         primal=frozenset(set(params) | bound), loop_targets=frozenset(loop_targets),
         unpacked=frozenset(unpacked), packs=frozenset(packs), written=frozenset(written),
         updated=frozenset(updated), held=frozenset(set(params) - bound - written),
-        scalars=frozenset(scalars), ints=frozenset(_int_names(by_name, loop_targets, unpacked)))
+        scalars=frozenset(scalars), ints=frozenset(ints), numbers=frozenset(numbers),
+        ranks=frozen(ranks))
 
 
 # ---------------------------------------------------------------- kinds of values
@@ -123,6 +136,15 @@ def gather(body, params, scalar_params, describe):
 def from_math(fn):
     """Whether ``fn`` is one of the ``math`` module's functions (numbers in and out)."""
     return getattr(fn, "__module__", None) == "math" or getattr(fn, "__self__", None) is math
+
+
+def _full_reduction(op):
+    """Whether ``op`` reduces one array to a number: no axis, and no ``keepdims=``
+    but a constant False (``np.sum(x, keepdims=True)`` is an array, which ``+=``
+    writes into)."""
+    keep = op.kwargs.get("keepdims")
+    return (traits_of(op.fn).reduces and len(op.inputs) == 1 and "axis" not in op.kwargs
+            and (keep is None or isinstance(keep, gast.Constant) and keep.value is False))
 
 
 def _scalar_names(by_name, literal_lists, loop_targets, unpacked, params, scalar_params, ops):
@@ -148,7 +170,7 @@ def _scalar_names(by_name, literal_lists, loop_targets, unpacked, params, scalar
     def call_scalar(s, names):
         op = ops[id(s)]
         fn, traits = op.fn, traits_of(op.fn)
-        if traits.reduces and "axis" not in op.kwargs and len(op.inputs) == 1:
+        if _full_reduction(op):
             return True
         if isinstance(fn, np.ufunc) and op.inputs and not op.kwargs:  # abs(y), max(a, b)
             return all(scalar(a, names) for a in op.inputs)
@@ -210,3 +232,119 @@ def _int_names(by_name, loop_targets, unpacked):
     names = _greatest(names, names - loop_targets, by_name, {},
                       lambda s, names: is_int(s.value, names))
     return names - {n for n in loop_targets if n in by_name}
+
+
+# ---------------------------------------------------------------- ranks and numbers
+
+_MATMUL = (np.dot, np.matmul)
+_MAKERS = (np.zeros, np.ones, np.empty, np.full)   # np.zeros(shape)
+_LIKE = (np.zeros_like, np.ones_like, np.empty_like, np.full_like)  # np.zeros_like(x)
+
+
+def _ranks(by_name, known, unknown, fixed, ints, ops):
+    """name -> ndim, for the names whose every value has one known ndim: ``known``
+    gives the ndim of parameters and of ``fixed`` names (numbers and ints, settled
+    already); names bound otherwise than by an assignment (``unknown``) are never in
+    it.  A guess for each other name from its assignments, then the greatest subset
+    of the guesses that every assignment (a parameter's too) confirms."""
+    guess = dict(known)
+    open_ = {n for n in by_name if n not in fixed and n not in unknown}
+    while True:  # each round guesses at least one more name, or stops
+        found = {n: r for n in open_ - set(guess) for s in by_name[n]
+                 if (r := rank_of(s.value, ops[id(s)], guess, ints)) is not None}
+        if not found:
+            break
+        guess.update(found)
+
+    def confirmed(s, names):
+        within = {n: guess[n] for n in S.loaded_names(s.value) if n in names}
+        return rank_of(s.value, ops[id(s)], within, ints) == guess[s.targets[0].id]
+
+    kept = _greatest(set(guess), open_ & set(guess), by_name, {}, confirmed)
+    return {n: guess[n] for n in kept}
+
+
+def rank_of(value, op, ranks, ints):
+    """The ndim of right-hand side ``value`` (described by ``op``), given the ndim of
+    the names it reads (``ranks``) and the names holding Python ints; None if unknown."""
+    if isinstance(value, (gast.Constant, gast.Name)):
+        return _atom_rank(value, ranks)
+    if isinstance(value, gast.Subscript):
+        return _indexed_rank(value, ranks, ints)
+    fn = op.fn
+    if op.kind is Kind.NONE and isinstance(value, gast.Call) and value.args:
+        first = value.args[0]
+        if fn in _LIKE:
+            return _atom_rank(first, ranks)
+        if fn in _MAKERS:
+            return len(first.elts) if isinstance(first, gast.Tuple) else (
+                1 if _atom_rank(first, ranks) == 0 else None)
+        return None
+    inputs = [_atom_rank(a, ranks) for a in op.inputs]
+    if op.kind is not Kind.PRIMITIVE or None in inputs:
+        return None
+    if fn is np.outer:
+        return 2
+    if fn in _MATMUL and len(inputs) == 2:
+        return {(1, 1): 0, (1, 2): 1, (2, 1): 1, (2, 2): 2}.get(tuple(inputs))
+    if _full_reduction(op):
+        return 0
+    if isinstance(fn, np.ufunc) and not op.kwargs or fn in (np.transpose, np.copy):
+        return max(inputs)  # elementwise: broadcast to the highest rank
+    return None
+
+
+def _atom_rank(node, ranks):
+    if isinstance(node, gast.Constant):
+        return 0 if isinstance(node.value, (int, float)) and not isinstance(
+            node.value, bool) else None
+    return ranks.get(node.id) if isinstance(node, gast.Name) else None
+
+
+def _indexed_rank(value, ranks, ints):
+    """The ndim of ``x[index]`` for an array x of known ndim: an int drops an axis, a
+    slice keeps one, ``None`` adds one; anything else (an index array) is unknown."""
+    rank = ranks.get(getattr(value.value, "id", None))
+    index = value.slice
+    for p in index.elts if isinstance(index, gast.Tuple) else [index]:
+        if rank is None:
+            return None
+        if isinstance(p, gast.Constant) and p.value is None:
+            rank += 1
+        elif (isinstance(p, gast.Constant) and type(p.value) is int
+              or isinstance(p, gast.Name) and p.id in ints):
+            rank -= 1
+        elif not isinstance(p, gast.Slice):
+            return None
+    return rank if rank is not None and rank >= 0 else None
+
+
+def _number_names(by_name, fixed, unknown, ranks, ints, ops):
+    """Names that always hold an immutable number: ``fixed`` (Python numbers and
+    ints), full reductions, ``u @ v`` of vectors, an element ``x[i, j]`` of an array
+    of known ndim (a NumPy scalar: a copy), and arithmetic on numbers; never a name
+    bound otherwise than by an assignment (``unknown``)."""
+
+    def number(s, names):
+        value, op = s.value, ops[id(s)]
+        if isinstance(value, gast.Name):
+            return value.id in names
+        if isinstance(value, gast.Constant):
+            return _atom_rank(value, {}) == 0
+        if isinstance(value, gast.Subscript):
+            return _indexed_rank(value, ranks, ints) == 0
+        fn, traits = op.fn, traits_of(op.fn)
+        if op.kind is Kind.NONE or traits.number or from_math(fn):
+            return traits.number or from_math(fn)
+        if op.kind is not Kind.PRIMITIVE:
+            return False
+        if _full_reduction(op):
+            return True
+        if fn in _MATMUL:
+            return rank_of(value, op, ranks, ints) == 0
+        return isinstance(fn, np.ufunc) and not op.kwargs and all(
+            isinstance(a, gast.Constant) or getattr(a, "id", None) in names
+            for a in op.inputs)
+
+    names = set(fixed) | (set(by_name) - unknown)
+    return _greatest(names, names - set(fixed), by_name, {}, number)

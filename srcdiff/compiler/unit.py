@@ -21,7 +21,7 @@ import numpy as np
 from . import checks
 from . import syntax as S
 from .aliasing import check_effects, check_views
-from .analysis import Describer, activity, check_modelled, varied_names
+from .analysis import Describer, activity, adjoint_inputs, check_modelled, varied_names
 from .backward import Backward
 from .codegen import Refs, compile_source, to_source
 from .containers import (check_appends, check_fields, check_one_kind, container_depths,
@@ -123,7 +123,7 @@ def prepare(fn, lifted=()):
     return parsed, node, names
 
 
-def compile_unit(fn, active, scalars, cache, lifted=()):
+def compile_unit(fn, active, scalars, cache, lifted=(), ranks=()):
     parsed, node, names = prepare(fn, lifted)
     if checks.enabled():
         checks.check_anf(node, parsed.source_map)
@@ -134,6 +134,7 @@ def compile_unit(fn, active, scalars, cache, lifted=()):
     wrt = [p for p, a in zip(params, active) if a]
     scalar_params = {p for p, s in zip(params, scalars) if s is True}
     param_depths = {p: s[1:] for p, s in zip(params, scalars) if isinstance(s, tuple)}
+    param_ranks = {p: r for p, r in zip(params, ranks) if r is not None}
     refs = Refs(parsed.namespace)
     live = _read_when_called(fn, parsed)
     if live:  # the values the function's free names hold when it runs, not when compiled
@@ -153,7 +154,7 @@ def compile_unit(fn, active, scalars, cache, lifted=()):
             raise
 
     pair = reverse(parsed, node.body, wrt, names, refs, compile_call, scalar_params,
-                   param_depths)
+                   param_depths, param_ranks)
     forward_code, backward_code, result = pair.forward, pair.backward, pair.result
     forward = gast.FunctionDef(
         name=f"{name}_forward", args=copy.deepcopy(node.args), body=forward_code,
@@ -225,7 +226,8 @@ class Pair:
     depths: dict         # the names holding containers, and how deep (containers.py)
 
 
-def reverse(parsed, body, wrt, names, refs, compile_call, scalar_params, param_depths):
+def reverse(parsed, body, wrt, names, refs, compile_call, scalar_params, param_depths=None,
+            param_ranks=None):
     """The forward and backward passes of a normalised ``body``: facts, activity and
     aliasing checks, calls compiled, a draft backward pass whose marks are planned
     for, the final backward pass, then the forward pass that keeps what it reads."""
@@ -235,15 +237,18 @@ def reverse(parsed, body, wrt, names, refs, compile_call, scalar_params, param_d
         raise source_map.error(parsed.node, "the function must end by returning a value "
                                             "to differentiate")
     outputs = ret.value.elts if isinstance(ret.value, gast.Tuple) else [ret.value]
-    facts = gather(body, parsed.params, scalar_params, Describer(parsed.resolve, source_map))
+    facts = gather(body, parsed.params, scalar_params, Describer(parsed.resolve, source_map),
+                   param_ranks or {})
     active = activity(facts, wrt) | set(wrt)
     check_modelled(facts, active, source_map)
     check_views(facts, source_map)
     check_effects(facts, varied_names(facts, wrt), source_map)
     check_appends(facts, source_map)
     namer = Namer(names)
+    feeds = adjoint_inputs(facts, active, wrt)
+    param_depths = param_depths or {}
     depths, _ = container_depths(facts, param_depths)
-    calls, tuples = resolve_calls(facts, active, compile_call, names, depths)
+    calls, tuples = resolve_calls(facts, active, feeds, compile_call, names, depths)
     depths, mixed = container_depths(facts, param_depths, {
         k: unit.depth for k, (unit, _) in calls.items() if unit.depth})
     check_one_kind(facts, mixed & active, source_map)
@@ -251,7 +256,7 @@ def reverse(parsed, body, wrt, names, refs, compile_call, scalar_params, param_d
     sequences = facts.packs | tuples | definite(depths)
     replay = Replay(calls)
     forward = Forward(facts, replay, refs)
-    contributions = Contributions(facts, active, sequences, calls, refs, namer, source_map)
+    contributions = Contributions(facts, feeds, sequences, calls, refs, namer, source_map)
     backward = Backward(facts, active, wrt, sequences, contributions, replay, namer,
                         source_map, forward.computation)
     draft = backward.emit(Plan(), outputs)  # its marks say what the adjoints read
