@@ -149,8 +149,13 @@ def if_expression(x):
 
 
 def lambda_form(x):
-    f = lambda t: t * 2.0  # noqa: E731
-    return np.sum(f(x))
+    a = np.sin(x)
+    f = lambda t, k=2.0: t * a * k  # noqa: E731  (a closure over an active local)
+    return np.sum(f(x) + f(x * x, k=0.5))
+
+
+def lambda_escapes(x):
+    return np.sum(np.apply_along_axis(lambda t: t * 2.0, 0, x))
 
 
 def list_literal(x):
@@ -269,9 +274,19 @@ def for_loop(x):
 
 
 def function_definition(x):
+    s = np.sum(x)
+
     def inner(t):
-        return t * 2.0
-    return np.sum(inner(x))
+        if s > 0:  # an early return
+            return np.tanh(t) * s
+        return t * t
+    return np.sum(inner(inner(x)) + inner(x * 0.5))
+
+
+def function_definition_recursive(x):
+    def inner(t, n):
+        return t if n == 0 else inner(t * 2.0, n - 1)
+    return np.sum(inner(x, 2))
 
 
 def global_statement(x):
@@ -379,7 +394,7 @@ EXPRESSIONS = {
     "GeneratorExp": [(generator_expression, REFUSE)],
     "IfExp": [(if_expression, GRAD)],
     "JoinedStr": [(formatted_value_of_a_gradient, GRAD)],
-    "Lambda": [(lambda_form, REFUSE)],
+    "Lambda": [(lambda_form, GRAD), (lambda_escapes, REFUSE)],
     "List": [(list_literal, GRAD)],
     "ListComp": [(list_comprehension, REFUSE)],
     "Name": [(name, GRAD)],
@@ -406,7 +421,8 @@ STATEMENTS = {
     "Delete": [(delete, REFUSE)],
     "Expr": [(expression_statement, GRAD)],
     "For": [(for_loop, GRAD)],
-    "FunctionDef": [(function_definition, REFUSE)],
+    "FunctionDef": [(function_definition, GRAD), (function_definition_recursive, REFUSE),
+                    (nonlocal_statement, REFUSE)],
     "Global": [(global_statement, REFUSE)],
     "If": [(if_statement, GRAD)],
     "Import": [(import_statement, REFUSE)],

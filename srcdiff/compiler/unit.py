@@ -29,6 +29,7 @@ from .errors import CompileError, InvariantError
 from .facts import gather
 from .exits import ExitLowering
 from .forward import Forward, shape_only
+from .local_functions import inline_local_functions
 from .names import Names
 from .normalize import Normalizer
 from .optimize import live_names, propagate_copies
@@ -115,6 +116,7 @@ def prepare(fn, lifted=()):
     names = Names(taken)
     if lifted:
         _lift(node, lifted, names)
+    inline_local_functions(node, names, parsed.source_map)
     ExitLowering(names, parsed.source_map).lower_function(node)
     node.body = Normalizer(names, parsed.source_map, parsed.resolve).block(node.body)
     return parsed, node, names

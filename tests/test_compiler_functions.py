@@ -1,0 +1,158 @@
+"""Functions as values and recursion in compiled code: local functions (lambdas and
+nested defs, closures over active locals) inlined, default parameter values of the
+differentiated function, function values passed to helpers, recursive and mutually
+recursive helpers.  Each program is checked three ways: ``sd.grad`` (compiled vs
+eager vs finite differences), ``@sd.function`` outside a tape (its value) and under
+a tape (its gradient vs the eager tape's)."""
+import numpy as np
+import pytest
+
+import srcdiff as sd
+from compiler_programs import check_grad, eager_grads
+
+RNG = np.random.default_rng(9)
+X = RNG.uniform(0.2, 0.9, size=3)
+W = RNG.normal(size=3)
+
+
+def check_three_ways(f, args, wrt=0):
+    """sd.grad, then @sd.function's value outside a tape and its gradient under one."""
+    check_grad(f, args, wrt)
+    compiled = sd.function(f)
+    np.testing.assert_allclose(compiled(*args), f(*args), rtol=1e-12)
+    positions = wrt if isinstance(wrt, tuple) else (wrt,)
+    inputs = [sd.constant(np.asarray(a, np.float64)) if k in positions else a
+              for k, a in enumerate(args)]
+    with sd.GradientTape() as tape:
+        for k in positions:
+            tape.watch(inputs[k])
+        y = compiled(*inputs)
+    grads = tape.gradient(y, [inputs[k] for k in positions])
+    for g, e in zip(grads, eager_grads(f, args, positions)):
+        np.testing.assert_allclose(np.asarray(g), e, rtol=1e-9, atol=1e-12)
+
+
+# --- local functions ----------------------------------------------------------
+
+def closure_over_active_local(x):
+    a = np.sin(x)
+    scale = lambda t, k=2.0: t * a * k  # noqa: E731
+    return np.sum(scale(x) + scale(x * x, k=0.5))
+
+
+def nested_defs_calling_each_other(x):
+    s = np.sum(x)
+
+    def act(t):
+        if s > 0:
+            return np.tanh(t) * s
+        u = t * W * 0.3
+        return u * u
+
+    def twice(t):
+        return act(act(t))
+    y = twice(x)
+    for i in range(3):
+        y = y + act(y * float(i))
+    return np.sum(y)
+
+
+def closure_reads_the_value_at_call_time(x):
+    a = x
+
+    def times_a(t):
+        return t * a
+    y = times_a(x)
+    a = np.exp(x)  # the closure sees the new a on the next call
+    return np.sum(y + times_a(x))
+
+
+def nested_def_with_a_loop_and_a_return_inside(x):
+    def first_large(t):
+        for i in range(3):
+            if t[i] > 0.5:
+                return t * t[i]
+        return t
+    return np.sum(first_large(x) + first_large(x * 0.1))
+
+
+@pytest.mark.parametrize("f", [closure_over_active_local, nested_defs_calling_each_other,
+                               closure_reads_the_value_at_call_time,
+                               nested_def_with_a_loop_and_a_return_inside],
+                         ids=lambda f: f.__name__)
+def test_local_functions_are_inlined(f):
+    check_three_ways(f, (X.copy(),))
+    check_three_ways(f, (-X,))
+
+
+def returns_a_local_function(x):
+    def inner(t):
+        return t * 2.0
+    return np.sum(inner(x)), inner
+
+
+def rebinds_a_local_function(x):
+    f = lambda t: t * 2.0  # noqa: E731
+    if np.sum(x) > 0:
+        f = np.tanh
+    return np.sum(f(x))
+
+
+def defined_in_a_branch(x):
+    if np.sum(x) > 0:
+        def inner(t):
+            return t * 2.0
+        return np.sum(inner(x))
+    return np.sum(x)
+
+
+def called_in_a_while_test(x):
+    small = lambda t: np.sum(t) < 10.0  # noqa: E731
+    while small(x):
+        x = x * 2.0
+    return np.sum(x)
+
+
+def writes_into_an_enclosing_array(x):
+    out = np.zeros(3)
+
+    def put(v):
+        out[0] = v[0]
+        return v
+    return np.sum(put(x) + out)
+
+
+def recursive_local(x):
+    def inner(t, n):
+        if n == 0:
+            return t
+        return inner(t * 2.0, n - 1)
+    return np.sum(inner(x, 2))
+
+
+@pytest.mark.parametrize("f, words", [
+    (returns_a_local_function, "used other than by calling it"),
+    (rebinds_a_local_function, "bound again"),
+    (defined_in_a_branch, "top level"),
+    (called_in_a_while_test, "'while' test"),
+    (writes_into_an_enclosing_array, "may not write into"),
+    (recursive_local, "is recursive"),
+], ids=lambda v: getattr(v, "__name__", ""))
+def test_local_functions_not_modelled_are_refused(f, words):
+    with pytest.raises(sd.CompileError, match=words):
+        sd.grad(f)(X.copy())
+
+
+# --- default parameter values of the differentiated function ------------------
+
+def with_defaults(v, c=2.0, w=W):
+    return np.sum(np.sin(v * c) * w)
+
+
+def test_defaults_of_the_differentiated_function_are_bound():
+    check_three_ways(with_defaults, (X.copy(),))
+    check_three_ways(with_defaults, (X.copy(), 3.0), wrt=(0, 1))
+    np.testing.assert_allclose(sd.grad(with_defaults, wrt="c")(X, 2.0),
+                               np.sum(np.cos(X * 2.0) * W * X))
+    y, pullback = sd.vjp(with_defaults, X)
+    assert len(pullback(1.0)) == 1  # one adjoint per argument given, not per default
