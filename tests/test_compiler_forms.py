@@ -110,6 +110,14 @@ def call_user_function_keyword(x):
     return np.sum(helper(x, b=3.0))
 
 
+def halving(a, n):
+    return a if n == 0 else halving(np.sin(a) * 0.5, n - 1) + a
+
+
+def call_recursive_helper(x):
+    return np.sum(halving(x, 3))
+
+
 def compare(x):
     flags = x > 0
     return np.sum(x * flags)
@@ -385,7 +393,7 @@ EXPRESSIONS = {
              (call_keyword_without_a_model, REFUSE), (call_starred, REFUSE),
              (call_in_a_list_literal, REFUSE), (call_method_known, GRAD),
              (call_method_unknown, REFUSE), (call_user_method, REFUSE),
-             (call_user_function_keyword, GRAD)],
+             (call_user_function_keyword, GRAD), (call_recursive_helper, GRAD)],
     "Compare": [(compare, GRAD)],
     "Constant": [(constant, GRAD)],
     "Dict": [(dict_literal, REFUSE)],

@@ -8,6 +8,7 @@ import numpy as np
 import pytest
 
 import srcdiff as sd
+from srcdiff.compiler.cache import CACHE
 from compiler_programs import check_grad, eager_grads
 
 RNG = np.random.default_rng(9)
@@ -156,3 +157,117 @@ def test_defaults_of_the_differentiated_function_are_bound():
                                np.sum(np.cos(X * 2.0) * W * X))
     y, pullback = sd.vjp(with_defaults, X)
     assert len(pullback(1.0)) == 1  # one adjoint per argument given, not per default
+
+
+# --- recursion ------------------------------------------------------------------
+
+def power(x, n):
+    if n == 0:
+        return x * 0.0 + 1.0
+    return x * power(x, n - 1)
+
+
+def product_tree(x):  # divide and conquer: the depth follows the shape
+    if x.shape[0] == 1:
+        return np.sin(x[0])
+    h = x.shape[0] // 2
+    return product_tree(x[:h]) * product_tree(x[h:]) + 1.0
+
+
+def even_steps(x, n):
+    if n == 0:
+        return x
+    return np.sin(odd_steps(x, n - 1))
+
+
+def odd_steps(x, n):
+    if n == 0:
+        return x * 2.0
+    return np.cos(even_steps(x, n - 1)) * x
+
+
+def swaps(a, b, n):  # the active argument moves: two units that call each other
+    if n == 0:
+        return a * np.exp(b)
+    return swaps(b * 0.5, a, n - 1) + a
+
+
+def top_power(x):
+    return np.sum(power(x, 3))
+
+
+def top_tree(x):
+    return product_tree(x)
+
+
+def top_mutual(x):
+    return np.sum(even_steps(x, 3) + odd_steps(x, 4))
+
+
+def top_swaps(x, y):
+    return np.sum(swaps(x, y, 3))
+
+
+@pytest.mark.parametrize("f", [top_power, top_tree, top_mutual], ids=lambda f: f.__name__)
+def test_recursion_calls_one_compiled_unit(f):
+    x = RNG.uniform(0.2, 0.9, size=5)
+    check_three_ways(f, (x,))
+    check_three_ways(f, (-x,))
+
+
+def test_recursion_with_arguments_that_change_places():
+    check_three_ways(top_swaps, (X.copy(), W.copy()), wrt=0)
+    check_three_ways(top_swaps, (X.copy(), W.copy()), wrt=(0, 1))
+
+
+def sum_of_powers(x, n):
+    if n == 0:
+        return np.sum(x * 0.0)
+    return np.sum(x ** 2) + sum_of_powers(x * 0.5, n - 1)
+
+
+def test_a_recursive_function_is_compiled_once_for_every_depth():
+    sd.clear_cache()
+    check_three_ways(sum_of_powers, (X.copy(), 4))
+    assert "sum_of_powers_forward_1(" in sd.adjoint_source(sum_of_powers)  # not unrolled
+    g = sd.grad(sum_of_powers)
+    np.testing.assert_allclose(g(X, 2), 2 * X * (1 + 0.25))
+    units = CACHE.size(sum_of_powers)
+    np.testing.assert_allclose(g(X, 7), 2 * X * sum(0.25 ** k for k in range(7)))
+    assert CACHE.size(sum_of_powers) == units  # a deeper recursion: the same unit
+
+
+def passes_on_an_argument_it_never_uses(x, y, n):
+    if n == 0:
+        return np.sum(x * 2.0)
+    return passes_on_an_argument_it_never_uses(x, y, n - 1) * np.sum(x)
+
+
+def drops_an_argument(x, y, n):
+    if n == 0:
+        return np.sum(x * 2.0)
+    return drops_an_argument(x, x, n - 1) * np.sum(x)
+
+
+def test_recursion_through_an_argument_no_path_uses():
+    dx, dy = sd.grad(passes_on_an_argument_it_never_uses, wrt=(0, 1))(X, W, 2)
+    np.testing.assert_array_equal(dy, np.zeros(3))
+    check_grad(passes_on_an_argument_it_never_uses, (X, W, 2), wrt=0)
+
+
+def writes_its_argument(x, n):
+    x[0] = 1.0
+    if n == 0:
+        return x
+    return writes_its_argument(x * 2.0, n - 1)
+
+
+def test_recursion_the_compiler_does_not_model_is_refused():
+    with pytest.raises(sd.CompileError, match="does not use its argument"):
+        sd.grad(drops_an_argument, wrt=(0, 1))(X, W, 2)
+    with pytest.raises(sd.CompileError, match="writes into its arguments"):
+        sd.grad(lambda_writes)(X.copy())
+
+
+def lambda_writes(x):
+    return np.sum(writes_its_argument(x, 2))

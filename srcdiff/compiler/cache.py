@@ -15,6 +15,7 @@ import weakref
 
 from .errors import CompileError
 from .parse import SYNTAX_LOCK, require_function
+from .recursion import Recursive
 from .unit import compile_unit
 
 
@@ -30,8 +31,8 @@ class Cache:
     wait for a compile.  Compiles run one at a time under ``SYNTAX_LOCK`` (see
     parse.py); a thread that waited for it looks again before compiling, so
     concurrent first calls of one function compile it once.  Recursion is detected
-    per thread (the functions *this* thread is compiling): a compile in another
-    thread is never mistaken for recursion.  ``clear()`` swaps in empty tables:
+    per thread (the units *this* thread is compiling, see recursion.py): a compile in
+    another thread is never mistaken for recursion.  ``clear()`` swaps in empty tables:
     calls in flight finish with the units they hold.
     """
 
@@ -42,7 +43,7 @@ class Cache:
         self.last_miss = None
         self.generation = 0
         self._lock = threading.RLock()
-        self._building = threading.local()  # .markers: what this thread is compiling
+        self._building = threading.local()  # .units: what this thread is compiling
 
     def clear(self):
         with self._lock:
@@ -78,6 +79,10 @@ class Cache:
             unit, _ = self._find(fn, key)  # another thread may have compiled it meanwhile
             if unit is not None:
                 return unit, None
+            recursive = self._building_now().get((fn, key))
+            if recursive is not None:  # a call of a unit this thread is compiling
+                recursive.called = True
+                return recursive, "a recursive call"
             built = self.build(fn, key)
             why = f"{fn.__qualname__}: {reason}"
             with self._lock:
@@ -105,19 +110,19 @@ class Cache:
             return len(self.units.get(fn, ()))
 
     def build(self, fn, key):
-        active, scalars, lifted = key
-        marker = (fn.__code__, active)
-        building = self._building.__dict__.setdefault("markers", set())
-        if marker in building:
-            raise CompileError(f"cannot compile the recursive function {fn.__qualname__}",
-                               hint="Write the recursion as a loop.")
-        building.add(marker)
+        building = self._building_now()
+        building[fn, key] = recursive = Recursive(fn, key[0])
         try:
-            unit = compile_unit(_as_defined(fn), active, scalars, self, lifted)
+            unit = compile_unit(_as_defined(fn), *key[:2], self, key[2])
         finally:
-            building.discard(marker)
+            del building[fn, key]
+        recursive.resolve(unit)
         unit._fn = weakref.ref(fn)
         return unit
+
+    def _building_now(self):
+        """(fn, key) -> the Recursive standing for each unit this thread is compiling."""
+        return self._building.__dict__.setdefault("units", {})
 
 
 def _as_defined(fn):
