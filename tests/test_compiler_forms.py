@@ -118,6 +118,14 @@ def call_recursive_helper(x):
     return np.sum(halving(x, 3))
 
 
+def applied(fn, a):
+    return fn(a) * a
+
+
+def call_with_a_function_argument(x):
+    return np.sum(applied(np.tanh, x) + applied(helper, x))
+
+
 def compare(x):
     flags = x > 0
     return np.sum(x * flags)
@@ -393,7 +401,8 @@ EXPRESSIONS = {
              (call_keyword_without_a_model, REFUSE), (call_starred, REFUSE),
              (call_in_a_list_literal, REFUSE), (call_method_known, GRAD),
              (call_method_unknown, REFUSE), (call_user_method, REFUSE),
-             (call_user_function_keyword, GRAD), (call_recursive_helper, GRAD)],
+             (call_user_function_keyword, GRAD), (call_recursive_helper, GRAD),
+             (call_with_a_function_argument, GRAD)],
     "Compare": [(compare, GRAD)],
     "Constant": [(constant, GRAD)],
     "Dict": [(dict_literal, REFUSE)],

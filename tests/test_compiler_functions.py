@@ -271,3 +271,85 @@ def test_recursion_the_compiler_does_not_model_is_refused():
 
 def lambda_writes(x):
     return np.sum(writes_its_argument(x, 2))
+
+
+# --- functions passed as arguments ------------------------------------------------
+
+def swish(t):
+    return t * np.tanh(t)
+
+
+def apply(fn, z):
+    return fn(z) * 2.0
+
+
+def apply_twice(fn, z):
+    return apply(fn, apply(fn, z))
+
+
+def euler(rhs, y, h, n):
+    for _ in range(n):
+        y = y + h * rhs(y)
+    return y
+
+
+def logistic(y):
+    return y * (1.0 - y) + np.sin(y)
+
+
+def activations(x):
+    return np.sum(apply(np.tanh, x) + apply(swish, x * x) + apply_twice(np.sin, x))
+
+
+def ode(x):
+    return np.sum(euler(logistic, x, 0.1, 4) * euler(np.cos, x, 0.2, 2))
+
+
+def through_two_levels(x):
+    return np.sum(apply_twice(swish, x))
+
+
+@pytest.mark.parametrize("f", [activations, ode, through_two_levels], ids=lambda f: f.__name__)
+def test_a_function_passed_to_a_helper_is_compiled_in(f):
+    check_three_ways(f, (X.copy(),))
+    check_three_ways(f, (-X,))
+
+
+ACTIVATION = np.tanh
+
+
+def reads_a_global_activation(x):
+    return np.sum(apply(ACTIVATION, x))
+
+
+def test_the_helper_follows_the_function_a_global_names():
+    global ACTIVATION
+    check_grad(reads_a_global_activation, (X.copy(),))
+    ACTIVATION = swish  # rebound: compiled again, for swish
+    try:
+        check_grad(reads_a_global_activation, (X.copy(),))
+        np.testing.assert_allclose(sd.grad(reads_a_global_activation)(X),
+                                   2 * (np.tanh(X) + X / np.cosh(X) ** 2))
+    finally:
+        ACTIVATION = np.tanh
+
+
+def rebinds_its_function(fn, z):
+    if np.sum(z) > 10.0:
+        fn = np.sin
+    return fn(z)
+
+
+def passes_a_function_the_helper_rebinds(x):
+    return np.sum(rebinds_its_function(np.tanh, x))
+
+
+def passes_a_lambda(x):
+    return np.sum(apply(lambda t: t * 2.0, x))
+
+
+@pytest.mark.parametrize("f", [passes_a_function_the_helper_rebinds, passes_a_lambda],
+                         ids=lambda f: f.__name__)
+def test_function_values_not_modelled_are_refused(f):
+    with pytest.raises(sd.CompileError):
+        sd.grad(f)(X.copy())

@@ -198,6 +198,8 @@ class ExpressionLowering:
         return gast.Call(func=func, args=args, keywords=keywords)
 
     def call_arg(self, node, hint):
+        if isinstance(node, gast.Attribute) and self._resolves(node):
+            return node  # a module's function passed by name (np.tanh): an atom
         if isinstance(node, (gast.List, gast.Tuple)):  # np.stack([a, b]), shapes (2, 3)
             return type(node)(elts=[self.call_arg(e, hint) for e in node.elts], ctx=gast.Load())
         if S.is_boolean(node):

@@ -20,7 +20,8 @@ from .unit import compile_unit
 
 
 class Cache:
-    """Compiled units, keyed weakly by function, then by (active mask, scalar mask, lifted).
+    """Compiled units, keyed weakly by function, then by (active mask, scalar mask, lifted,
+    function arguments).
 
     Nothing a unit holds refers to its function (see ``Unit.fn`` and
     ``codegen.compile_source``), so a function that is dropped, or redefined by
@@ -54,15 +55,17 @@ class Cache:
             self.hits = self.misses = 0
             self.last_miss = None
 
-    def get(self, fn, active, scalars=None, lifted=()):
+    def get(self, fn, active, scalars=None, lifted=(), functions=()):
         """The unit of ``fn`` with ``active`` parameters (a tuple of bools).
 
         ``lifted`` names expressions the function reads (free names, attributes
         of parameters such as ``self.kernel``) that become extra parameters,
-        after the real ones: that is how Variables reach compiled code."""
-        return self.lookup(fn, active, scalars, lifted)[0]
+        after the real ones: that is how Variables reach compiled code.
+        ``functions`` holds (position, function) for each parameter that is passed a
+        function (an activation, a right-hand side): the unit calls that function."""
+        return self.lookup(fn, active, scalars, lifted, functions)[0]
 
-    def lookup(self, fn, active, scalars=None, lifted=()):
+    def lookup(self, fn, active, scalars=None, lifted=(), functions=()):
         """``(unit, why)``: ``why`` is None for a hit, else why it compiled.
 
         A wrapper is compiled as written (a decorator may change the result), never
@@ -71,7 +74,7 @@ class Cache:
         fn = getattr(fn, "python_function", fn)
         require_function(fn)  # before it is used as a weak key
         scalars = tuple(scalars) if scalars is not None else (False,) * len(active)
-        key = (tuple(active), scalars, tuple(lifted))
+        key = (tuple(active), scalars, tuple(lifted), tuple(functions))
         unit, reason = self._find(fn, key)
         if unit is not None:
             return unit, None
@@ -113,7 +116,7 @@ class Cache:
         building = self._building_now()
         building[fn, key] = recursive = Recursive(fn, key[0])
         try:
-            unit = compile_unit(_as_defined(fn), *key[:2], self, key[2])
+            unit = compile_unit(_as_defined(fn), *key[:2], self, *key[2:])
         finally:
             del building[fn, key]
         recursive.resolve(unit)

@@ -33,7 +33,7 @@ def resolve_calls(facts, active, compile_call, names):
             continue
         mask = tuple(isinstance(a, gast.Name) and a.id in active for a in op.inputs)
         numbers = tuple(_is_number(facts, a) for a in op.inputs)
-        unit = compile_call(op.fn, mask, numbers, s)
+        unit = compile_call(op.fn, mask, numbers, s, op.inputs)
         calls[id(s)] = (unit, names.fresh(targets[0] + "_tape"))
         if unit.several and isinstance(s.targets[0], gast.Name):
             tuples.add(s.targets[0].id)  # t[k]'s adjoint is the k-th of a list

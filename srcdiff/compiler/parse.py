@@ -51,6 +51,7 @@ class Parsed:
         self.node = node              # the gast FunctionDef
         self.source_map = source_map
         self.namespace = namespace    # free names: closure cells over globals over builtins
+        self.functions = {}           # parameter -> the function the unit is compiled for
 
     @property
     def params(self):
@@ -63,12 +64,20 @@ class Parsed:
 
     def resolve(self, expr):
         """The object a Name or attribute chain of free names denotes, or raise KeyError
-        (a local of the same name as a global is the local: ``A.T`` on a parameter A)."""
+        (a local of the same name as a global is the local: ``A.T`` on a parameter A);
+        a parameter passed a function denotes it (see ``Cache.get``)."""
         if isinstance(expr, gast.Name):
+            if expr.id in self.functions:
+                return self.functions[expr.id]
             if expr.id in self.namespace and expr.id not in self.locals:
                 return self.namespace[expr.id]
             raise KeyError(expr.id)
         if isinstance(expr, gast.Attribute):
+            root = expr.value
+            while isinstance(root, gast.Attribute):
+                root = root.value
+            if isinstance(root, gast.Name) and root.id in self.functions:
+                raise KeyError(root.id)  # a value the unit is passed: read when it runs
             base = self.resolve(expr.value)
             try:
                 return getattr(base, expr.attr)

@@ -107,9 +107,10 @@ class Unit:
 _GONE = object()
 
 
-def prepare(fn, lifted=()):
+def prepare(fn, lifted=(), functions=()):
     """Parse and normalise ``fn``: (parsed, normalised FunctionDef, Names)."""
     parsed = parse_function(fn)
+    parsed.functions = _bound_functions(parsed, functions)
     node = S.copy_node(parsed.node)
     taken = {n.id for n in gast.walk(node) if isinstance(n, gast.Name)}
     taken |= set(parsed.namespace) & _names_loaded(node)
@@ -122,8 +123,8 @@ def prepare(fn, lifted=()):
     return parsed, node, names
 
 
-def compile_unit(fn, active, scalars, cache, lifted=()):
-    parsed, node, names = prepare(fn, lifted)
+def compile_unit(fn, active, scalars, cache, lifted=(), functions=()):
+    parsed, node, names = prepare(fn, lifted, functions)
     if checks.enabled():
         checks.check_anf(node, parsed.source_map)
     parsed.node = node  # lifted expressions are parameters now
@@ -142,9 +143,10 @@ def compile_unit(fn, active, scalars, cache, lifted=()):
     for own in (f"{name}_forward", f"{name}_backward"):  # taken: a callee of the same
         refs.bind(object(), own)                          # name is bound under another
 
-    def compile_call(callee, mask, callee_scalars, at):
+    def compile_call(callee, mask, callee_scalars, at, inputs):
         try:
-            return cache.get(callee, mask, callee_scalars)
+            return cache.get(callee, mask, callee_scalars,
+                             functions=function_arguments(inputs, parsed.resolve))
         except CompileError as exc:
             if exc.filename is None:
                 raise parsed.source_map.error(at, exc.message, exc.hint) from None
@@ -271,6 +273,31 @@ def reverse(parsed, body, wrt, names, refs, compile_call, scalar_params):
     forward_code = forward.body(plan, ret, live, shape_only(code, live))
     return Pair(forward_code, code, result, outputs, active, namer, forward.tape_names,
                 forward.consumed(), calls, backward.unconnected, facts, plan)
+
+
+def function_arguments(inputs, resolve):
+    """(position, function) for each argument of a call that names a function (a
+    module-level def, a ufunc such as ``np.tanh``, a parameter passed one): the
+    callee is compiled for it, as it is for its active arguments."""
+    found = []
+    for k, node in enumerate(inputs):
+        if not isinstance(node, (gast.Name, gast.Attribute)):
+            continue
+        try:
+            value = resolve(node)
+        except KeyError:
+            continue  # a local value
+        if callable(value) and not isinstance(value, type):
+            found.append((k, value))
+    return tuple(found)
+
+
+def _bound_functions(parsed, functions):
+    """parameter -> function for the parameters the unit is compiled for that the
+    body never rebinds (one it rebinds stays an unknown value, refused if active)."""
+    params = parsed.params
+    assigned = S.assigned_names(parsed.node.body)
+    return {params[k]: value for k, value in functions if params[k] not in assigned}
 
 
 def _lift(node, lifted, names):
