@@ -102,6 +102,28 @@ def call_user_method(x):
     return Box(x).total()
 
 
+class Affine:
+    def __init__(self, scale):
+        self.scale = scale
+
+    def __call__(self, a):
+        return self.scale * np.sin(a)
+
+    def twice(self, a):
+        return self(self(a))
+
+
+AFFINE = Affine(np.array([0.5, 2.0, -1.0]))
+
+
+def call_callable_instance(x):
+    return np.sum(AFFINE(x) * x)
+
+
+def call_method_of_a_global(x):
+    return np.sum(AFFINE.twice(x))
+
+
 def helper(a, b=2.0):
     return a * b
 
@@ -402,7 +424,8 @@ EXPRESSIONS = {
              (call_in_a_list_literal, REFUSE), (call_method_known, GRAD),
              (call_method_unknown, REFUSE), (call_user_method, REFUSE),
              (call_user_function_keyword, GRAD), (call_recursive_helper, GRAD),
-             (call_with_a_function_argument, GRAD)],
+             (call_with_a_function_argument, GRAD), (call_callable_instance, GRAD),
+             (call_method_of_a_global, GRAD)],
     "Compare": [(compare, GRAD)],
     "Constant": [(constant, GRAD)],
     "Dict": [(dict_literal, REFUSE)],

@@ -353,3 +353,72 @@ def passes_a_lambda(x):
 def test_function_values_not_modelled_are_refused(f):
     with pytest.raises(sd.CompileError):
         sd.grad(f)(X.copy())
+
+
+# --- callable instances and bound methods -------------------------------------------
+
+class Dense:
+    def __init__(self, weights, bias):
+        self.weights = weights
+        self.bias = bias
+
+    def __call__(self, x):
+        return np.tanh(self.weights @ x + self.bias)
+
+    def twice(self, x):
+        return self(self(x)) * 2.0
+
+
+class Scaled:
+    def __init__(self, scale):
+        self.scale = scale
+
+    def apply(self, x):
+        return self.scale * np.sin(x)
+
+
+LAYER = Dense(RNG.normal(size=(3, 3)) * 0.5, RNG.normal(size=3))
+SCALED = Scaled(np.array([1.0, 2.0, 3.0]))
+
+
+def calls_a_layer(x):
+    return np.sum(LAYER(x) * x + LAYER.twice(x))
+
+
+def calls_a_method(x):
+    return np.sum(SCALED.apply(x) + apply(LAYER, x))
+
+
+@pytest.mark.parametrize("f", [calls_a_layer, calls_a_method], ids=lambda f: f.__name__)
+def test_callable_instances_and_methods_are_compiled_with_self_constant(f):
+    check_three_ways(f, (X.copy(),))
+
+
+def test_attributes_of_self_are_read_when_called_and_rebinding_compiles_again():
+    global SCALED
+    before = SCALED
+    try:
+        check_grad(calls_a_method, (X.copy(),))
+        SCALED.scale = np.array([3.0, 0.0, 1.0])  # written into: read when it runs
+        check_grad(calls_a_method, (X.copy(),))
+        SCALED = Dense(np.eye(3), np.zeros(3))  # another class: another method
+        SCALED.apply = None
+        with pytest.raises((AttributeError, TypeError, sd.CompileError)):
+            sd.grad(calls_a_method)(X)
+        SCALED = Scaled(np.ones(3))
+        check_grad(calls_a_method, (X.copy(),))
+    finally:
+        SCALED = before
+        SCALED.scale = np.array([1.0, 2.0, 3.0])
+
+
+HOLDS_A_VARIABLE = Dense(sd.Variable(np.eye(3)), np.zeros(3))
+
+
+def calls_an_object_holding_a_variable(x):
+    return np.sum(HOLDS_A_VARIABLE(x))
+
+
+def test_an_object_holding_variables_is_refused():
+    with pytest.raises(sd.CompileError):
+        sd.grad(calls_an_object_holding_a_variable)(X.copy())

@@ -10,6 +10,7 @@ statement emitted is in the grammar of normalize.py's docstring.
 import gast
 
 from . import syntax as S
+from .methods import as_function_call
 
 
 # ndarray methods and attributes numeric code uses, as the NumPy functions they are.
@@ -167,6 +168,7 @@ class ExpressionLowering:
         return gast.Attribute(value=self.atom(value, hint), attr=node.attr, ctx=gast.Load())
 
     def call(self, node, hint):
+        node = as_function_call(node, self.resolve) or node  # M(x), M.f(x): methods
         func = node.func
         if any(isinstance(a, gast.Starred) for a in node.args) or any(
                 k.arg is None for k in node.keywords):

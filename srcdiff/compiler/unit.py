@@ -30,6 +30,7 @@ from .facts import gather
 from .exits import ExitLowering
 from .forward import Forward, shape_only
 from .local_functions import inline_local_functions
+from .methods import receivers
 from .names import Names
 from .normalize import Normalizer
 from .optimize import live_names, propagate_copies
@@ -351,7 +352,7 @@ def _read_when_called(fn, parsed):
     gradient sees), and never a reason to compile again."""
     cells = set(fn.__code__.co_freevars)
     live = []
-    for name in sorted(_free_loads(parsed)):
+    for name in sorted(_free_loads(parsed) - receivers(parsed.node)):  # see methods.py
         if name not in cells and name not in fn.__globals__:
             continue  # a builtin
         value = parsed.namespace.get(name, _GONE)

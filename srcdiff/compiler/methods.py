@@ -1,0 +1,71 @@
+"""Calls of an object's Python methods as calls of functions.
+
+``M(x)``, for a global or closure instance ``M`` whose class defines ``__call__`` in
+Python, is ``M.__class__.__call__(M, x)``; ``M.f(x)`` is ``M.__class__.f(M, x)``.  The
+method is then a user function like any other, compiled with ``self`` as an inactive
+parameter: the attributes of ``self`` are read when it runs, constants to the
+gradient.  Invariant: the rewritten call computes what the call did, as long as
+``M`` names the same object; the unit that reads ``M.__class__`` is built on ``M``
+(``unit._read_when_called`` makes it a dependency), so rebinding ``M`` compiles again.
+
+An object holding Tensors or Variables is not rewritten (its calls stay unmodelled,
+refused when active): compiled code runs on arrays, and a Variable read inside it
+would be recorded by a tape apart from the compiled call.
+"""
+import inspect
+
+import gast
+
+from . import syntax as S
+
+CLASS = "__class__"
+
+
+def as_function_call(call, resolve):
+    """The call ``call`` with a method of a named object as its function, or None."""
+    func = call.func
+    if isinstance(func, gast.Name):
+        receiver, attr = func, "__call__"
+    elif isinstance(func, gast.Attribute) and isinstance(func.value, gast.Name):
+        receiver, attr = func.value, func.attr
+    else:
+        return None
+    try:
+        obj = resolve(receiver)
+    except KeyError:
+        return None  # a local value
+    if not _has_method(obj, attr):
+        return None
+    method = gast.Attribute(value=gast.Attribute(value=S.name(receiver.id), attr=CLASS,
+                                                 ctx=gast.Load()), attr=attr, ctx=gast.Load())
+    return gast.copy_location(gast.Call(func=method, args=[S.name(receiver.id)] + call.args,
+                                        keywords=call.keywords), call)
+
+
+def _has_method(obj, attr):
+    """Whether ``obj.attr`` is a method that its class defines as a Python function
+    (not a module, a class, a function, a static or class method, or an attribute of
+    the instance itself)."""
+    if inspect.ismodule(obj) or isinstance(obj, type) or inspect.isroutine(obj):
+        return False
+    attributes = getattr(obj, "__dict__", {})
+    if attr in attributes or any(hasattr(v, "_array") for v in attributes.values()):
+        return False  # an attribute of its own, or Tensors and Variables (see below)
+    try:
+        found = inspect.getattr_static(type(obj), attr)
+    except AttributeError:
+        return False
+    module = getattr(found, "__module__", "") or ""
+    return inspect.isfunction(found) and module.split(".")[0] not in ("numpy", "scipy")
+
+
+def is_method_of(func):
+    """Whether ``func`` is ``name.__class__.attr``, a method as_function_call made."""
+    return (isinstance(func, gast.Attribute) and isinstance(func.value, gast.Attribute)
+            and func.value.attr == CLASS and isinstance(func.value.value, gast.Name))
+
+
+def receivers(node):
+    """The names whose class ``node`` reads (``M`` in ``M.__class__.f``)."""
+    return {n.value.id for n in gast.walk(node) if isinstance(n, gast.Attribute)
+            and n.attr == CLASS and isinstance(n.value, gast.Name)}
