@@ -85,6 +85,18 @@ def call_starred(x):
     return np.sum(np.multiply(*args))
 
 
+def summed(a, *more):
+    return a * len(more) + more[0] * more[-1]
+
+
+def passes_varargs_on(a, *more):
+    return summed(a, *more) + np.sin(more[1])
+
+
+def call_passes_varargs_on(x):
+    return np.sum(passes_varargs_on(x, x * x, 2.0 * x))
+
+
 def call_in_a_list_literal(x):
     return np.sum(np.hstack([x, 2.0 * x]))
 
@@ -441,7 +453,8 @@ EXPRESSIONS = {
     "NamedExpr": [(named_expression, REFUSE)],
     "Set": [(set_literal, REFUSE)],
     "SetComp": [(set_comprehension, REFUSE)],
-    "Starred": [(starred_unpacking, REFUSE), (call_starred, REFUSE)],
+    "Starred": [(starred_unpacking, REFUSE), (call_starred, REFUSE),
+                (call_passes_varargs_on, GRAD)],
     "Subscript": [(subscript, GRAD)],
     "Tuple": [(tuple_literal, GRAD)],
     "UnaryOp": [(unary, GRAD), (invert_a_mask, GRAD)],

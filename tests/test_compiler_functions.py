@@ -422,3 +422,58 @@ def calls_an_object_holding_a_variable(x):
 def test_an_object_holding_variables_is_refused():
     with pytest.raises(sd.CompileError):
         sd.grad(calls_an_object_holding_a_variable)(X.copy())
+
+
+# --- *args ----------------------------------------------------------------------
+
+def weighted_terms(x, *terms):
+    total = x * 0.0
+    for k in range(len(terms)):
+        total = total + terms[k] * float(k + 1)
+    return total * x
+
+
+def product_of(x, *factors):
+    for f in factors:
+        x = x * f
+    return x
+
+
+def first_two(x, *rest):
+    a, b = rest
+    return x * a + np.sin(b) + rest[-1]
+
+
+def relays(x, *rest):
+    return weighted_terms(x, *rest) + first_two(x, *rest) + np.sum(np.stack(rest), axis=0)
+
+
+def varargs(x):
+    return np.sum(relays(x, x * x, np.cos(x)) + weighted_terms(x) + product_of(x, 2.0 * x, x))
+
+
+def varargs_at_the_top(x, *ys):
+    return np.sum(x * ys[0] + np.tanh(ys[1]) * x)
+
+
+def test_varargs_are_parameters_of_their_own():
+    check_three_ways(varargs, (X.copy(),))
+    check_three_ways(varargs_at_the_top, (X.copy(), W.copy(), -X), wrt=(0, 1))
+
+
+def rebinds_its_varargs(x, *rest):
+    rest = rest[:1]
+    return x * rest[0]
+
+
+def takes_keywords(x, **options):
+    return x * options["scale"]
+
+
+@pytest.mark.parametrize("helper", [rebinds_its_varargs, takes_keywords],
+                         ids=lambda f: f.__name__)
+def test_varargs_not_modelled_are_refused(helper):
+    def loss(x):
+        return np.sum(helper(x, x))
+    with pytest.raises(sd.CompileError):
+        sd.grad(loss)(X.copy())

@@ -338,7 +338,7 @@ def _recursion_room(frames=5000):
 
 def _check_signature(node, source_map):
     args = node.args
-    if args.vararg or args.kwarg or args.kwonlyargs or args.posonlyargs:
-        raise source_map.error(node, f"cannot compile {node.name}: only plain positional "
-                               "parameters are supported (no *args, **kwargs, keyword-only)",
+    if args.kwarg or args.kwonlyargs or args.posonlyargs:  # *args: see varargs.py
+        raise source_map.error(node, f"cannot compile {node.name}: only positional "
+                               "parameters and *args are supported (no **kwargs, keyword-only)",
                                hint="Pass arrays as ordinary parameters.")

@@ -37,6 +37,7 @@ from .optimize import live_names, propagate_copies
 from .parse import parse_function
 from .plan import Namer, Plan, Replay, make_plan
 from .runtime import FreeValues
+from .varargs import expand_varargs
 
 
 class Unit:
@@ -108,14 +109,17 @@ class Unit:
 _GONE = object()
 
 
-def prepare(fn, lifted=(), functions=()):
-    """Parse and normalise ``fn``: (parsed, normalised FunctionDef, Names)."""
+def prepare(fn, lifted=(), functions=(), arity=None):
+    """Parse and normalise ``fn`` for ``arity`` arguments (its parameters' count if
+    None): (parsed, normalised FunctionDef, Names)."""
     parsed = parse_function(fn)
     parsed.functions = _bound_functions(parsed, functions)
     node = S.copy_node(parsed.node)
     taken = {n.id for n in gast.walk(node) if isinstance(n, gast.Name)}
     taken |= set(parsed.namespace) & _names_loaded(node)
     names = Names(taken)
+    extra = 0 if arity is None else arity - len(parsed.params)
+    expand_varargs(node, extra, names, parsed.source_map)
     if lifted:
         _lift(node, lifted, names)
     inline_local_functions(node, names, parsed.source_map)
@@ -125,7 +129,7 @@ def prepare(fn, lifted=(), functions=()):
 
 
 def compile_unit(fn, active, scalars, cache, lifted=(), functions=()):
-    parsed, node, names = prepare(fn, lifted, functions)
+    parsed, node, names = prepare(fn, lifted, functions, len(active) - len(lifted))
     if checks.enabled():
         checks.check_anf(node, parsed.source_map)
     parsed.node = node  # lifted expressions are parameters now
