@@ -160,6 +160,13 @@ def call_with_a_function_argument(x):
     return np.sum(applied(np.tanh, x) + applied(helper, x))
 
 
+TRIPLED = functools.partial(helper, b=3.0)
+
+
+def call_partial(x):
+    return np.sum(TRIPLED(x) + applied(TRIPLED, x) + TRIPLED(x, b=0.5))
+
+
 def compare(x):
     flags = x > 0
     return np.sum(x * flags)
@@ -437,7 +444,7 @@ EXPRESSIONS = {
              (call_method_unknown, REFUSE), (call_user_method, REFUSE),
              (call_user_function_keyword, GRAD), (call_recursive_helper, GRAD),
              (call_with_a_function_argument, GRAD), (call_callable_instance, GRAD),
-             (call_method_of_a_global, GRAD)],
+             (call_method_of_a_global, GRAD), (call_partial, GRAD)],
     "Compare": [(compare, GRAD)],
     "Constant": [(constant, GRAD)],
     "Dict": [(dict_literal, REFUSE)],

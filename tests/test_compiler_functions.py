@@ -4,6 +4,8 @@ differentiated function, function values passed to helpers, recursive and mutual
 recursive helpers.  Each program is checked three ways: ``sd.grad`` (compiled vs
 eager vs finite differences), ``@sd.function`` outside a tape (its value) and under
 a tape (its gradient vs the eager tape's)."""
+import functools
+
 import numpy as np
 import pytest
 
@@ -477,3 +479,38 @@ def test_varargs_not_modelled_are_refused(helper):
         return np.sum(helper(x, x))
     with pytest.raises(sd.CompileError):
         sd.grad(loss)(X.copy())
+
+
+# --- functools.partial -----------------------------------------------------------
+
+def mixed(a, c, b=2.0):
+    return a * b + np.sin(a) * c
+
+
+BOUND_C = functools.partial(mixed, c=np.array([1.0, 2.0, 3.0]), b=3.0)
+BOUND_A = functools.partial(mixed, np.array([0.5, -0.5, 1.5]))
+
+
+def calls_partials(x):
+    return np.sum(BOUND_C(x) + BOUND_C(x, b=0.5) + BOUND_A(x) * apply(BOUND_C, x))
+
+
+def test_partials_are_calls_of_their_function_with_constants_bound():
+    check_three_ways(calls_partials, (X.copy(),))
+
+
+class Settings:
+    pass
+
+
+SETTINGS = Settings()
+SETTINGS.act = np.tanh
+
+
+def passes_an_attribute_of_data(x):
+    return np.sum(apply(SETTINGS.act, x))
+
+
+def test_a_function_read_from_a_data_object_is_not_compiled_in():
+    with pytest.raises(sd.CompileError):  # SETTINGS.act may change while a unit stays
+        sd.grad(passes_an_attribute_of_data)(X.copy())

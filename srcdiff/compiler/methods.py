@@ -1,17 +1,24 @@
-"""Calls of an object's Python methods as calls of functions.
+"""Calls of callable objects as calls of functions: methods and partials.
 
 ``M(x)``, for a global or closure instance ``M`` whose class defines ``__call__`` in
 Python, is ``M.__class__.__call__(M, x)``; ``M.f(x)`` is ``M.__class__.f(M, x)``.  The
 method is then a user function like any other, compiled with ``self`` as an inactive
 parameter: the attributes of ``self`` are read when it runs, constants to the
-gradient.  Invariant: the rewritten call computes what the call did, as long as
-``M`` names the same object; the unit that reads ``M.__class__`` is built on ``M``
-(``unit._read_when_called`` makes it a dependency), so rebinding ``M`` compiles again.
+gradient.  ``P(x)``, for ``P = functools.partial(f, a, k=b)``, is
+``P.func(P.args[0], x, k=P.keywords['k'])``: the bound values are constants.
+
+Invariant: the rewritten call computes what the call did, as long as the name names
+the same object; the unit that reads ``M.__class__`` is built on ``M``
+(``unit._read_when_called`` makes it a dependency, as it does a partial, which is
+callable), so rebinding it compiles again.  Inside a unit compiled for a function
+value (``Cache.get``'s ``functions``), ``fn.__class__`` and ``fn.func`` are what that
+value's are (``Parsed.resolve``).
 
 An object holding Tensors or Variables is not rewritten (its calls stay unmodelled,
 refused when active): compiled code runs on arrays, and a Variable read inside it
 would be recorded by a tape apart from the compiled call.
 """
+import functools
 import inspect
 
 import gast
@@ -19,6 +26,7 @@ import gast
 from . import syntax as S
 
 CLASS = "__class__"
+FIXED = (CLASS, "func")  # attributes a function value's identity fixes
 
 
 def as_function_call(call, resolve):
@@ -34,12 +42,29 @@ def as_function_call(call, resolve):
         obj = resolve(receiver)
     except KeyError:
         return None  # a local value
+    if isinstance(func, gast.Name) and type(obj) is functools.partial:
+        return _partial_call(call, func.id, obj)
     if not _has_method(obj, attr):
         return None
     method = gast.Attribute(value=gast.Attribute(value=S.name(receiver.id), attr=CLASS,
                                                  ctx=gast.Load()), attr=attr, ctx=gast.Load())
     return gast.copy_location(gast.Call(func=method, args=[S.name(receiver.id)] + call.args,
                                         keywords=call.keywords), call)
+
+
+def _partial_call(call, name, partial):
+    """``P(x)`` as ``P.func(P.args[0], x, k=P.keywords['k'])``; the call's own keywords
+    win over the partial's, as they do when Python calls it."""
+    def part(attr, key):
+        return gast.Subscript(value=gast.Attribute(value=S.name(name), attr=attr,
+                                                   ctx=gast.Load()),
+                              slice=S.const(key), ctx=gast.Load())
+    given = {k.arg for k in call.keywords}
+    keywords = [gast.keyword(arg=k, value=part("keywords", k)) for k in partial.keywords
+                if k not in given] + call.keywords
+    args = [part("args", k) for k in range(len(partial.args))] + call.args
+    func = gast.Attribute(value=S.name(name), attr="func", ctx=gast.Load())
+    return gast.copy_location(gast.Call(func=func, args=args, keywords=keywords), call)
 
 
 def _has_method(obj, attr):

@@ -25,6 +25,7 @@ import numpy as np
 
 from . import syntax as S
 from .errors import CompileError, SourceMap
+from .methods import FIXED
 
 # How deep the later passes may recurse into one statement: copying a tree
 # (``copy.deepcopy``) takes 4 frames a level, 6 through a list.  Within Python's
@@ -76,7 +77,7 @@ class Parsed:
             root, first = expr.value, expr.attr
             while isinstance(root, gast.Attribute):
                 root, first = root.value, root.attr
-            if isinstance(root, gast.Name) and root.id in self.functions and first != "__class__":
+            if isinstance(root, gast.Name) and root.id in self.functions and first not in FIXED:
                 raise KeyError(root.id)  # a value the unit is passed: read when it runs
             base = self.resolve(expr.value)
             try:

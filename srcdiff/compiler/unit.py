@@ -283,9 +283,13 @@ def reverse(parsed, body, wrt, names, refs, compile_call, scalar_params):
 def function_arguments(inputs, resolve):
     """(position, function) for each argument of a call that names a function (a
     module-level def, a ufunc such as ``np.tanh``, a parameter passed one): the
-    callee is compiled for it, as it is for its active arguments."""
+    callee is compiled for it, as it is for its active arguments.  Only names (a
+    function is a dependency of the unit) and a module's attributes: an attribute
+    of a data object (``cfg.act``) may change while the unit stays."""
     found = []
     for k, node in enumerate(inputs):
+        if isinstance(node, gast.Attribute) and not _of_a_module(node, resolve):
+            continue
         if not isinstance(node, (gast.Name, gast.Attribute)):
             continue
         try:
@@ -295,6 +299,15 @@ def function_arguments(inputs, resolve):
         if callable(value) and not isinstance(value, type):
             found.append((k, value))
     return tuple(found)
+
+
+def _of_a_module(node, resolve):
+    while isinstance(node, gast.Attribute):
+        node = node.value
+    try:
+        return inspect.ismodule(resolve(node))
+    except KeyError:
+        return False
 
 
 def _bound_functions(parsed, functions):
