@@ -20,7 +20,7 @@ comprehension or a lambda).
 import gast
 
 from . import syntax as S
-from .exits import ExitLowering, _has_early_return
+from .exits import ExitLowering, has_early_return
 
 
 def inline_local_functions(node, names, source_map):
@@ -185,7 +185,7 @@ class _Inliner:
                 n.id = renamed[n.id]
         bind = [gast.copy_location(S.assign(renamed[p], value), call)
                 for p, value in self.arguments(call, self.defs[name])]
-        if _has_early_return(fdef.body):
+        if has_early_return(fdef.body):
             ExitLowering(self.names, self.source_map).lower_function(fdef)
         body = fdef.body
         result = self.names.fresh(name)

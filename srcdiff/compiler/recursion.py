@@ -15,7 +15,7 @@ import threading
 import gast
 
 from .errors import CompileError
-from .exits import _has_early_return
+from .exits import has_early_return
 from .parse import parse_function
 
 
@@ -72,5 +72,5 @@ class Recursive:
 def _returns_a_tuple(fn):
     """Whether ``fn``'s one return is its last statement and returns several results."""
     body = parse_function(fn).node.body
-    return (not _has_early_return(body) and isinstance(body[-1], gast.Return)
+    return (not has_early_return(body) and isinstance(body[-1], gast.Return)
             and isinstance(body[-1].value, gast.Tuple) and len(body[-1].value.elts) > 1)
