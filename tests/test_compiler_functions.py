@@ -508,3 +508,23 @@ def passes_an_attribute_of_data(x):
 def test_a_function_read_from_a_data_object_is_not_compiled_in():
     with pytest.raises(sd.CompileError):  # SETTINGS.act may change while a unit stays
         sd.grad(passes_an_attribute_of_data)(X.copy())
+
+
+SCALE = sd.Variable(np.array([1.0, 2.0, 3.0]), name="scale")
+
+
+def lambda_reads_a_variable(x):
+    f = lambda t: np.sin(t * SCALE)  # noqa: E731
+    return np.sum(f(x) * x)
+
+
+def test_a_variable_read_by_a_local_function_gets_its_gradient():
+    x = sd.constant(X)
+    grads = []
+    for fn in (sd.function(lambda_reads_a_variable), lambda_reads_a_variable):
+        with sd.GradientTape() as tape:
+            tape.watch(x)
+            y = fn(x)
+        grads.append([np.asarray(g) for g in tape.gradient(y, [x, SCALE])])
+    for compiled, eager in zip(*grads):
+        np.testing.assert_allclose(compiled, eager, rtol=1e-12)

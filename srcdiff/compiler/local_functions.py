@@ -107,10 +107,11 @@ def _check_uses(node, defs, source_map):
     """Refuse a local function that is rebound or read other than by calling it."""
     called = set()
     definitions = set()
+    top = {id(s) for s in node.body}
     for n in gast.walk(node):
         if isinstance(n, gast.Call) and isinstance(n.func, gast.Name) and n.func.id in defs:
             called.add(id(n.func))
-        elif isinstance(n, gast.Assign) and id(n) in map(id, node.body) and _as_def(n):
+        elif isinstance(n, gast.Assign) and id(n) in top and _as_def(n):
             definitions.add(id(n.targets[0]))
     for n in gast.walk(node):
         if not (isinstance(n, gast.Name) and n.id in defs) or id(n) in called | definitions:

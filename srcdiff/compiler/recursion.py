@@ -10,6 +10,7 @@ against the built unit: a wrong assumption is a CompileError, never a gradient
 computed under it.  How deep the recursion goes is decided when it runs, like a
 loop's trip count; each call keeps its own tape.
 """
+import functools
 import threading
 
 import gast
@@ -28,7 +29,6 @@ class Recursive:
         self.name = code.co_name
         params = code.co_varnames[:code.co_argcount]
         self.wrt = [p for p, a in zip(params, active) if a]
-        self.several = _returns_a_tuple(fn)
         self.mutated = ()       # assumed, checked by resolve
         self.unconnected = ()   # assumed, checked by resolve
         self.unit = None        # the unit, once built
@@ -41,6 +41,12 @@ class Recursive:
         def backward(tape, d_out):
             return self.unit.backward(tape, d_out)
         self.forward, self.backward = forward, backward
+
+    @functools.cached_property
+    def several(self):
+        """Whether it returns several results: asked only of a stand-in that is called
+        (every compile makes one), checked by resolve."""
+        return _returns_a_tuple(self.fn)
 
     def resolve(self, unit):
         """Check the assumptions against the built ``unit``, then run it when called."""
