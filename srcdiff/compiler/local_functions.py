@@ -11,11 +11,13 @@ Invariant of the output: no local function is left: no nested ``def``, no lambda
 bound to a name, no call of either.  What the pass does not model is refused: a
 local function that escapes (read other than by calling it: returned, stored,
 passed on), is rebound, recursive, defined in a block or a class, decorated,
-declares ``global``/``nonlocal``, writes into a value it did not create, takes
-``*args``/``**kwargs``/keyword-only parameters or a default that is not a constant,
-or is called where inlining would change when its body runs (a ``while`` test, a
-branch of ``x if c else y``, an operand of ``and``/``or`` after the first, a
-comprehension or a lambda).
+declares ``global``/``nonlocal``, takes ``*args``/``**kwargs``/keyword-only
+parameters or a default that is not a constant, or is called where inlining would
+change when its body runs (a ``while`` test, a branch of ``x if c else y``, an
+operand of ``and``/``or`` after the first, a comprehension, a lambda, a dict
+literal, an assignment's target).  A write into an enclosing array (``out[i] = v``)
+is a statement of the function once inlined, modelled as any other; what the
+statement read before the call is computed first (see ``_Calls``).
 """
 import gast
 
@@ -88,15 +90,6 @@ def _check_def(fdef, source_map):
     if refuse:
         raise source_map.error(fdef, refuse, hint="Define the helper at module level; the "
                                                   "compiler follows calls.")
-    own = _locals(fdef)
-    for n in gast.walk(fdef):  # in-place writes into enclosing values would run out of order
-        if (isinstance(n, (gast.Subscript, gast.Attribute)) and isinstance(n.ctx, gast.Store)
-                and not S.names_in(n.value) <= own) or (
-                isinstance(n, gast.AugAssign) and isinstance(n.target, gast.Name)
-                and n.target.id not in own):
-            raise source_map.error(n, "a local function may not write into a value of the "
-                                      "function around it",
-                                   hint="Return the new value instead.")
 
 
 def _locals(fdef):
@@ -166,6 +159,13 @@ class _Inliner:
         elif isinstance(s, (gast.Try, gast.With)):
             pass  # refused by the normaliser
         else:
+            targets = s.targets if isinstance(s, gast.Assign) else [
+                s.target] if isinstance(s, (gast.AugAssign, gast.AnnAssign)) else []
+            for t in targets:  # evaluated after the value, or (x[i] += ...) read before it
+                if not isinstance(t, gast.Name) or isinstance(s, gast.AugAssign):
+                    calls.refuse_in(t, "an assignment's target")
+            if isinstance(s, gast.AugAssign) and not isinstance(s.target, gast.Name):
+                calls.refuse_in(s.value, "the value of an augmented assignment to an element")
             s = calls.visit(s)
         return pre + [s]
 
@@ -224,12 +224,48 @@ class _Inliner:
 
 class _Calls(gast.NodeTransformer):
     """Replace each local call in an expression by the name of its result, its body
-    appended to ``pre`` (arguments first, left to right, as Python evaluates them)."""
+    appended to ``pre`` (arguments first, left to right, as Python evaluates them).
+
+    The body runs before the statement, so what Python evaluates before the call
+    (``a[0]`` in ``a[0] * x + f(x)``) is computed into a name first, in its turn: a
+    body that writes into ``a`` in place must not change it."""
 
     def __init__(self, inliner, pre, calling):
         self.inliner = inliner
         self.pre = pre
         self.calling = calling
+
+    def generic_visit(self, node):
+        """Visit the children in the order Python evaluates them (the fields' order,
+        but for what visit_* methods and ``Inliner.stmt`` handle apart)."""
+        slots = [(field, k) for field, value in gast.iter_fields(node)
+                 for k in (range(len(value)) if isinstance(value, list) else [None])]
+        for i, (field, k) in enumerate(slots):
+            child = _get(node, field, k)
+            if not isinstance(child, gast.AST):
+                continue
+            if self.calls_local(child):
+                for earlier in slots[:i]:
+                    self.hoist(node, *earlier)
+            new = self.visit(child)
+            _put(node, field, k, new)
+        return node
+
+    def hoist(self, node, field, k):
+        """Compute ``node``'s child into a name now, unless its value cannot change."""
+        child = _get(node, field, k)
+        if (not isinstance(child, gast.expr) or isinstance(child, (gast.Name, gast.Constant,
+                                                                    gast.Slice, gast.Starred))
+                or field in ("func", "annotation") or not isinstance(
+                    getattr(child, "ctx", gast.Load()), gast.Load)):
+            return  # a name keeps its object (a body never rebinds it); a callee is fixed
+        temp = self.inliner.names.temp("before")
+        self.pre.append(gast.copy_location(S.assign(temp, child), child))
+        _put(node, field, k, gast.copy_location(S.name(temp), child))
+
+    def calls_local(self, node):
+        return any(isinstance(n, gast.Call) and isinstance(n.func, gast.Name)
+                   and n.func.id in self.inliner.defs for n in gast.walk(node))
 
     def visit_Call(self, node):
         self.generic_visit(node)
@@ -262,6 +298,10 @@ class _Calls(gast.NodeTransformer):
     visit_ListComp = visit_SetComp = visit_DictComp = visit_GeneratorExp = \
         visit_comprehension_form
 
+    def visit_Dict(self, node):  # keys and values are evaluated in turn
+        self.refuse_in(node, "a dict literal")
+        return node
+
     def refuse_in(self, node, where):
         for n in gast.walk(node):
             if isinstance(n, gast.Call) and isinstance(n.func, gast.Name) \
@@ -269,3 +309,15 @@ class _Calls(gast.NodeTransformer):
                 raise self.inliner.source_map.error(
                     n, f"cannot inline the local function {n.func.id!r} in {where}",
                     hint="Call it on a line of its own and use its result.")
+
+
+def _get(node, field, k):
+    value = getattr(node, field)
+    return value if k is None else value[k]
+
+
+def _put(node, field, k, new):
+    if k is None:
+        setattr(node, field, new)
+    else:
+        getattr(node, field)[k] = new
