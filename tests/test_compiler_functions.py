@@ -82,13 +82,19 @@ def writes_into_an_enclosing_array(x):
     return np.sum(put(x, 0) * out + put(x, 2) + out)
 
 
+def times(p, q):
+    return p * q
+
+
 def reads_before_the_call_what_the_call_changes(x):
     a = np.zeros(3)
 
     def reset(v):
         np.copyto(a, np.ones(3))  # in place: what was read before the call stays
         return v
-    return np.sum(a[0] * x + reset(x) + a[1] * x)
+    y = np.sum(a[0] * x + reset(x) + a[1] * x)
+    a[0] = 0.0
+    return y + np.sum(times(q=a[0] * x, p=reset(x)))
 
 
 @pytest.mark.parametrize("f", [closure_over_active_local, nested_defs_calling_each_other,

@@ -254,6 +254,8 @@ class _Calls(gast.NodeTransformer):
     def hoist(self, node, field, k):
         """Compute ``node``'s child into a name now, unless its value cannot change."""
         child = _get(node, field, k)
+        if isinstance(child, gast.keyword):  # g(k=a[0], j=f(x)): the keyword's value
+            node, field, k, child = child, "value", None, child.value
         if (not isinstance(child, gast.expr) or isinstance(child, (gast.Name, gast.Constant,
                                                                     gast.Slice, gast.Starred))
                 or field in ("func", "annotation") or not isinstance(
