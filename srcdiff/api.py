@@ -13,7 +13,8 @@ import numpy as np
 from .compiler.parse import check_function
 from .compiler.cache import CACHE, ranks_of
 from .rules.containers import CONTAINERS, dense
-from .function import DERIVATIVES, Derivative, on_tapes, on_tensors, recorded
+from .function import (DERIVATIVES, Derivative, on_tapes, on_tensors, recorded,
+                       with_defaults)
 
 
 _PLAIN = (np.ndarray, float, int)  # the values most calls pass: nothing to unwrap or ask
@@ -118,7 +119,7 @@ class _Units:
 
 
 def _prepare(units, args):
-    args = [a if type(a) in _PLAIN else _raw(a) for a in args]
+    args = [a if type(a) in _PLAIN else _raw(a) for a in with_defaults(units.fn, args)]
     unit = units.get(args)
     return unit, args
 
@@ -287,7 +288,7 @@ def vjp(f, *args):
         grads = _as_tuple(unit.backward(tape, dy), len(positions)) if positions else ()
         by_position = dict(zip(positions, grads))
         return tuple(_like(by_position[i], raw[i]) if i in by_position else None
-                     for i in range(len(raw)))
+                     for i in range(len(args)))  # not the defaults it filled in
 
     return y, pullback
 

@@ -72,6 +72,7 @@ class Function:
 
     # --- calls ---
     def _call(self, args):
+        args = with_defaults(self.python_function, args)
         variables = self._implicit_variables(args)
         inputs = list(args) + [v for _, v in variables]
         tapes = STATE.tapes
@@ -217,6 +218,19 @@ def _as_output(y, inputs):
             return tuple(Tensor(np.asarray(v)) for v in y)
         return Tensor(np.asarray(y))
     return y
+
+
+def with_defaults(fn, args):
+    """``args`` completed with the defaults of the parameters they leave out, as a
+    call of ``fn`` would bind them: compiled code takes every parameter positionally
+    (``def f(x, c=2.0)`` called ``f(x)`` runs ``f_forward(x, 2.0)``).  Unchanged when
+    nothing is left out, or when too much is (the call raises as Python would)."""
+    fn = getattr(fn, "python_function", fn)
+    defaults = getattr(fn, "__defaults__", None)
+    missing = getattr(getattr(fn, "__code__", None), "co_argcount", 0) - len(args)
+    if not defaults or missing <= 0 or missing > len(defaults):
+        return args
+    return list(args) + list(defaults[len(defaults) - missing:])
 
 
 def _free_value(fn, name):

@@ -85,6 +85,18 @@ def call_starred(x):
     return np.sum(np.multiply(*args))
 
 
+def summed(a, *more):
+    return a * len(more) + more[0] * more[-1]
+
+
+def passes_varargs_on(a, *more):
+    return summed(a, *more) + np.sin(more[1])
+
+
+def call_passes_varargs_on(x):
+    return np.sum(passes_varargs_on(x, x * x, 2.0 * x))
+
+
 def call_in_a_list_literal(x):
     return np.sum(np.hstack([x, 2.0 * x]))
 
@@ -102,12 +114,57 @@ def call_user_method(x):
     return Box(x).total()
 
 
+class Affine:
+    def __init__(self, scale):
+        self.scale = scale
+
+    def __call__(self, a):
+        return self.scale * np.sin(a)
+
+    def twice(self, a):
+        return self(self(a))
+
+
+AFFINE = Affine(np.array([0.5, 2.0, -1.0]))
+
+
+def call_callable_instance(x):
+    return np.sum(AFFINE(x) * x)
+
+
+def call_method_of_a_global(x):
+    return np.sum(AFFINE.twice(x))
+
+
 def helper(a, b=2.0):
     return a * b
 
 
 def call_user_function_keyword(x):
     return np.sum(helper(x, b=3.0))
+
+
+def halving(a, n):
+    return a if n == 0 else halving(np.sin(a) * 0.5, n - 1) + a
+
+
+def call_recursive_helper(x):
+    return np.sum(halving(x, 3))
+
+
+def applied(fn, a):
+    return fn(a) * a
+
+
+def call_with_a_function_argument(x):
+    return np.sum(applied(np.tanh, x) + applied(helper, x))
+
+
+TRIPLED = functools.partial(helper, b=3.0)
+
+
+def call_partial(x):
+    return np.sum(TRIPLED(x) + applied(TRIPLED, x) + TRIPLED(x, b=0.5))
 
 
 def compare(x):
@@ -159,8 +216,13 @@ def if_expression(x):
 
 
 def lambda_form(x):
-    f = lambda t: t * 2.0  # noqa: E731
-    return np.sum(f(x))
+    a = np.sin(x)
+    f = lambda t, k=2.0: t * a * k  # noqa: E731  (a closure over an active local)
+    return np.sum(f(x) + f(x * x, k=0.5))
+
+
+def lambda_escapes(x):
+    return np.sum(np.apply_along_axis(lambda t: t * 2.0, 0, x))
 
 
 def list_literal(x):
@@ -285,9 +347,19 @@ def for_loop(x):
 
 
 def function_definition(x):
+    s = np.sum(x)
+
     def inner(t):
-        return t * 2.0
-    return np.sum(inner(x))
+        if s > 0:  # an early return
+            return np.tanh(t) * s
+        return t * t
+    return np.sum(inner(inner(x)) + inner(x * 0.5))
+
+
+def function_definition_recursive(x):
+    def inner(t, n):
+        return t if n == 0 else inner(t * 2.0, n - 1)
+    return np.sum(inner(x, 2))
 
 
 def global_statement(x):
@@ -386,7 +458,9 @@ EXPRESSIONS = {
              (call_keyword_without_a_model, REFUSE), (call_starred, REFUSE),
              (call_in_a_list_literal, GRAD), (call_method_known, GRAD),
              (call_method_unknown, REFUSE), (call_user_method, REFUSE),
-             (call_user_function_keyword, GRAD)],
+             (call_user_function_keyword, GRAD), (call_recursive_helper, GRAD),
+             (call_with_a_function_argument, GRAD), (call_callable_instance, GRAD),
+             (call_method_of_a_global, GRAD), (call_partial, GRAD)],
     "Compare": [(compare, GRAD)],
     "Constant": [(constant, GRAD)],
     "Dict": [(dict_literal, GRAD), (dict_unpacking, REFUSE)],
@@ -395,14 +469,15 @@ EXPRESSIONS = {
     "GeneratorExp": [(generator_expression, GRAD), (generator_kept_for_later, REFUSE)],
     "IfExp": [(if_expression, GRAD)],
     "JoinedStr": [(formatted_value_of_a_gradient, GRAD)],
-    "Lambda": [(lambda_form, REFUSE)],
+    "Lambda": [(lambda_form, GRAD), (lambda_escapes, REFUSE)],
     "List": [(list_literal, GRAD)],
     "ListComp": [(list_comprehension, GRAD), (list_comprehension_nested, GRAD)],
     "Name": [(name, GRAD)],
     "NamedExpr": [(named_expression, REFUSE)],
     "Set": [(set_literal, REFUSE)],
     "SetComp": [(set_comprehension, REFUSE)],
-    "Starred": [(starred_unpacking, REFUSE), (call_starred, REFUSE)],
+    "Starred": [(starred_unpacking, REFUSE), (call_starred, REFUSE),
+                (call_passes_varargs_on, GRAD)],
     "Subscript": [(subscript, GRAD)],
     "Tuple": [(tuple_literal, GRAD)],
     "UnaryOp": [(unary, GRAD), (invert_a_mask, GRAD)],
@@ -422,7 +497,8 @@ STATEMENTS = {
     "Delete": [(delete, REFUSE)],
     "Expr": [(expression_statement, GRAD)],
     "For": [(for_loop, GRAD)],
-    "FunctionDef": [(function_definition, REFUSE)],
+    "FunctionDef": [(function_definition, GRAD), (function_definition_recursive, REFUSE),
+                    (nonlocal_statement, REFUSE)],
     "Global": [(global_statement, REFUSE)],
     "If": [(if_statement, GRAD)],
     "Import": [(import_statement, REFUSE)],

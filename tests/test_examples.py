@@ -23,12 +23,13 @@ import _engines  # noqa: E402
 MODELS = {
     "logistic_regression": None,
     "neural_net": None,
-    "gaussian_process": "a lambda as the differentiated function; then: np.linalg.slogdet "
-                        "has no compiled rule (both taken by other branches)",
-    "rnn": "a nested def closing over params; then: *args",
-    "lstm": "a nested def closing over params; then: *args",
-    "convnet": "methods (layer.forward)",
-    "ode_net": "a lambda passed as an argument; then: *args, calling a function argument",
+    "gaussian_process": "a module-level lambda as the differentiated function (its source "
+                        "is an expression, not a def)",
+    "rnn": None,
+    "lstm": None,
+    "convnet": "layer.forward(...) on items of a list of objects of different classes: "
+               "the method called depends on the item",
+    "ode_net": "a lambda closing over the parameters, passed to the integrator",
 }
 
 

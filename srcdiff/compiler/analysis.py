@@ -169,7 +169,8 @@ class Describer:
 
     def bind(self, fn, node):
         """The call's argument nodes by parameter position (None where a default applies)."""
-        params = list(inspect.signature(inspect.unwrap(fn)).parameters)
+        params = [p.name for p in inspect.signature(inspect.unwrap(fn)).parameters.values()
+                  if p.kind is not p.VAR_POSITIONAL]  # *args: one input per argument
         inputs = list(node.args) + [None] * max(len(params) - len(node.args), 0)
         for k in node.keywords:
             if k.arg not in params:

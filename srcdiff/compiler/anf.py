@@ -13,6 +13,7 @@ from ..rules import containers
 from ..rules.shapes import SEQUENCE_FORMS
 from . import syntax as S
 from .comprehensions import as_loops
+from .methods import as_function_call
 
 
 # ndarray methods and attributes numeric code uses, as the NumPy functions they are.
@@ -186,6 +187,7 @@ class ExpressionLowering:
         return gast.Attribute(value=self.atom(value, hint), attr=node.attr, ctx=gast.Load())
 
     def call(self, node, hint):
+        node = as_function_call(node, self.resolve) or node  # M(x), M.f(x): methods
         func = node.func
         if any(isinstance(a, gast.Starred) for a in node.args) or any(
                 k.arg is None for k in node.keywords):
@@ -223,6 +225,8 @@ class ExpressionLowering:
     def call_arg(self, node, hint):
         if isinstance(node, gast.GeneratorExp):  # consumed by the call, at once
             node = self.comprehension(node, node)
+        if isinstance(node, gast.Attribute) and self._resolves(node):
+            return node  # a module's function passed by name (np.tanh): an atom
         if isinstance(node, (gast.List, gast.Tuple)):  # np.stack([a, b]), shapes (2, 3)
             return type(node)(elts=[self.call_arg(e, hint) for e in node.elts], ctx=gast.Load())
         if S.is_boolean(node):

@@ -17,12 +17,13 @@ import numpy as np
 
 from .errors import CompileError
 from .parse import SYNTAX_LOCK, require_function
+from .recursion import Recursive
 from .unit import compile_unit
 
 
 class Cache:
     """Compiled units, keyed weakly by function, then by (active mask, scalar mask, lifted,
-    ranks): see :func:`ranks_of`.
+    ranks, function arguments): see :func:`ranks_of`.
 
     Nothing a unit holds refers to its function (see ``Unit.fn`` and
     ``codegen.compile_source``), so a function that is dropped, or redefined by
@@ -33,8 +34,8 @@ class Cache:
     wait for a compile.  Compiles run one at a time under ``SYNTAX_LOCK`` (see
     parse.py); a thread that waited for it looks again before compiling, so
     concurrent first calls of one function compile it once.  Recursion is detected
-    per thread (the functions *this* thread is compiling): a compile in another
-    thread is never mistaken for recursion.  ``clear()`` swaps in empty tables:
+    per thread (the units *this* thread is compiling, see recursion.py): a compile in
+    another thread is never mistaken for recursion.  ``clear()`` swaps in empty tables:
     calls in flight finish with the units they hold.
     """
 
@@ -45,7 +46,7 @@ class Cache:
         self.last_miss = None
         self.generation = 0
         self._lock = threading.RLock()
-        self._building = threading.local()  # .markers: what this thread is compiling
+        self._building = threading.local()  # .units: what this thread is compiling
 
     def clear(self):
         with self._lock:
@@ -56,15 +57,18 @@ class Cache:
             self.hits = self.misses = 0
             self.last_miss = None
 
-    def get(self, fn, active, scalars=None, lifted=(), ranks=None):
+    def get(self, fn, active, scalars=None, lifted=(), ranks=None, functions=()):
         """The unit of ``fn`` with ``active`` parameters (a tuple of bools).
 
         ``lifted`` names expressions the function reads (free names, attributes
         of parameters such as ``self.kernel``) that become extra parameters,
-        after the real ones: that is how Variables reach compiled code."""
-        return self.lookup(fn, active, scalars, lifted, ranks)[0]
+        after the real ones: that is how Variables reach compiled code.
+        ``ranks`` are the ranks of array arguments (see :func:`ranks_of`);
+        ``functions`` holds (position, function) for each parameter that is passed a
+        function (an activation, a right-hand side): the unit calls that function."""
+        return self.lookup(fn, active, scalars, lifted, ranks, functions)[0]
 
-    def lookup(self, fn, active, scalars=None, lifted=(), ranks=None):
+    def lookup(self, fn, active, scalars=None, lifted=(), ranks=None, functions=()):
         """``(unit, why)``: ``why`` is None for a hit, else why it compiled.
 
         A wrapper is compiled as written (a decorator may change the result), never
@@ -74,7 +78,7 @@ class Cache:
         require_function(fn)  # before it is used as a weak key
         scalars = tuple(scalars) if scalars is not None else (False,) * len(active)
         ranks = tuple(ranks) if ranks is not None else (None,) * len(active)
-        key = (tuple(active), scalars, tuple(lifted), ranks)
+        key = (tuple(active), scalars, tuple(lifted), ranks, tuple(functions))
         unit, reason = self._find(fn, key)
         if unit is not None:
             return unit, None
@@ -82,6 +86,10 @@ class Cache:
             unit, _ = self._find(fn, key)  # another thread may have compiled it meanwhile
             if unit is not None:
                 return unit, None
+            recursive = self._building_now().get((fn, key))
+            if recursive is not None:  # a call of a unit this thread is compiling
+                recursive.called = True
+                return recursive, "a recursive call"
             built = self.build(fn, key)
             why = f"{fn.__qualname__}: {reason}"
             with self._lock:
@@ -110,19 +118,19 @@ class Cache:
             return len(self.units.get(fn, ()))
 
     def build(self, fn, key):
-        active, scalars, lifted, ranks = key
-        marker = (fn.__code__, active)
-        building = self._building.__dict__.setdefault("markers", set())
-        if marker in building:
-            raise CompileError(f"cannot compile the recursive function {fn.__qualname__}",
-                               hint="Write the recursion as a loop.")
-        building.add(marker)
+        building = self._building_now()
+        building[fn, key] = recursive = Recursive(fn, key[0])
         try:
-            unit = compile_unit(_as_defined(fn), active, scalars, self, lifted, ranks)
+            unit = compile_unit(_as_defined(fn), *key[:2], self, *key[2:])
         finally:
-            building.discard(marker)
+            del building[fn, key]
+        recursive.resolve(unit)
         unit._fn = weakref.ref(fn)
         return unit
+
+    def _building_now(self):
+        """(fn, key) -> the Recursive standing for each unit this thread is compiling."""
+        return self._building.__dict__.setdefault("units", {})
 
 
 def ranks_of(values):

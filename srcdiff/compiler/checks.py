@@ -27,6 +27,7 @@ import gast
 from . import syntax as S
 from .errors import InvariantError
 from .anf import KEPT_WHOLE
+from .methods import is_method_of
 
 
 def enabled():
@@ -177,8 +178,8 @@ class _Anf:
 
     def is_call(self, v):
         func = v.func
-        callee = isinstance(func, gast.Name) or (isinstance(func, gast.Attribute)
-                                                 and self.is_atom(func.value))
+        callee = isinstance(func, gast.Name) or is_method_of(func) or (
+            isinstance(func, gast.Attribute) and self.is_atom(func.value))
         return callee and all(self.is_argument(a) for a in v.args) and all(
             k.arg is not None and self.is_argument(k.value) for k in v.keywords)
 

@@ -38,7 +38,7 @@ def resolve_calls(facts, active, feeds, compile_call, names, depths):
         numbers = tuple(("container",) + depths[a.id] if isinstance(a, gast.Name)
                         and depths.get(a.id, (0,))[0] else _is_number(facts, a)
                         for a in op.inputs)
-        unit = compile_call(op.fn, mask, numbers, s)
+        unit = compile_call(op.fn, mask, numbers, s, op.inputs)
         calls[id(s)] = (unit, names.fresh(targets[0] + "_tape"))
         if unit.several and isinstance(s.targets[0], gast.Name):
             tuples.add(s.targets[0].id)  # t[k]'s adjoint is the k-th of a list

@@ -33,7 +33,7 @@ class ExitLowering:
         # what generated code reads before any pass builds code around them
         self.names.rename_reserved(node)
         body = node.body
-        early = _has_early_return(body)
+        early = has_early_return(body)
         if early:
             self.returned = self.names.fresh("returned")
             self.retval = self.names.fresh("result")
@@ -101,7 +101,7 @@ def copy_location(new, old):
     return gast.copy_location(new, old) if hasattr(old, "lineno") else new
 
 
-def _has_early_return(body):
+def has_early_return(body):
     """Whether a return occurs anywhere but as the body's last top-level statement."""
     for k, s in enumerate(body):
         last = k == len(body) - 1

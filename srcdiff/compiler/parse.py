@@ -25,6 +25,7 @@ import numpy as np
 
 from . import syntax as S
 from .errors import CompileError, SourceMap
+from .methods import FIXED
 
 # How deep the later passes may recurse into one statement: copying a tree
 # (``copy.deepcopy``) takes 4 frames a level, 6 through a list.  Within Python's
@@ -51,6 +52,7 @@ class Parsed:
         self.node = node              # the gast FunctionDef
         self.source_map = source_map
         self.namespace = namespace    # free names: closure cells over globals over builtins
+        self.functions = {}           # parameter -> the function the unit is compiled for
 
     @property
     def params(self):
@@ -63,12 +65,20 @@ class Parsed:
 
     def resolve(self, expr):
         """The object a Name or attribute chain of free names denotes, or raise KeyError
-        (a local of the same name as a global is the local: ``A.T`` on a parameter A)."""
+        (a local of the same name as a global is the local: ``A.T`` on a parameter A);
+        a parameter passed a function denotes it (see ``Cache.get``)."""
         if isinstance(expr, gast.Name):
+            if expr.id in self.functions:
+                return self.functions[expr.id]
             if expr.id in self.namespace and expr.id not in self.locals:
                 return self.namespace[expr.id]
             raise KeyError(expr.id)
         if isinstance(expr, gast.Attribute):
+            root, first = expr.value, expr.attr
+            while isinstance(root, gast.Attribute):
+                root, first = root.value, root.attr
+            if isinstance(root, gast.Name) and root.id in self.functions and first not in FIXED:
+                raise KeyError(root.id)  # a value the unit is passed: read when it runs
             base = self.resolve(expr.value)
             try:
                 return getattr(base, expr.attr)
@@ -329,7 +339,7 @@ def _recursion_room(frames=5000):
 
 def _check_signature(node, source_map):
     args = node.args
-    if args.vararg or args.kwarg or args.kwonlyargs or args.posonlyargs:
-        raise source_map.error(node, f"cannot compile {node.name}: only plain positional "
-                               "parameters are supported (no *args, **kwargs, keyword-only)",
+    if args.kwarg or args.kwonlyargs or args.posonlyargs:  # *args: see varargs.py
+        raise source_map.error(node, f"cannot compile {node.name}: only positional "
+                               "parameters and *args are supported (no **kwargs, keyword-only)",
                                hint="Pass arrays as ordinary parameters.")

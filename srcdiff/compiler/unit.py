@@ -31,12 +31,15 @@ from .errors import CompileError, InvariantError
 from .facts import gather
 from .exits import ExitLowering
 from .forward import Forward, shape_only
+from .local_functions import inline_local_functions
+from .methods import receivers
 from .names import Names
 from .normalize import Normalizer
 from .optimize import live_names, propagate_copies
 from .parse import parse_function
 from .plan import Namer, Plan, Replay, make_plan
 from .runtime import FreeValues
+from .varargs import expand_varargs
 
 
 class Unit:
@@ -109,22 +112,27 @@ class Unit:
 _GONE = object()
 
 
-def prepare(fn, lifted=()):
-    """Parse and normalise ``fn``: (parsed, normalised FunctionDef, Names)."""
+def prepare(fn, lifted=(), functions=(), arity=None):
+    """Parse and normalise ``fn`` for ``arity`` arguments (its parameters' count if
+    None): (parsed, normalised FunctionDef, Names)."""
     parsed = parse_function(fn)
+    parsed.functions = _bound_functions(parsed, functions)
     node = S.copy_node(parsed.node)
     taken = {n.id for n in gast.walk(node) if isinstance(n, gast.Name)}
     taken |= set(parsed.namespace) & _names_loaded(node)
     names = Names(taken)
+    extra = 0 if arity is None else arity - len(parsed.params)
+    expand_varargs(node, extra, names, parsed.source_map)
     if lifted:
         _lift(node, lifted, names)
+    inline_local_functions(node, names, parsed.source_map)
     ExitLowering(names, parsed.source_map).lower_function(node)
     node.body = Normalizer(names, parsed.source_map, parsed.resolve).block(node.body)
     return parsed, node, names
 
 
-def compile_unit(fn, active, scalars, cache, lifted=(), ranks=()):
-    parsed, node, names = prepare(fn, lifted)
+def compile_unit(fn, active, scalars, cache, lifted=(), ranks=(), functions=()):
+    parsed, node, names = prepare(fn, lifted, functions, len(active) - len(lifted))
     if checks.enabled():
         checks.check_anf(node, parsed.source_map)
     parsed.node = node  # lifted expressions are parameters now
@@ -145,9 +153,10 @@ def compile_unit(fn, active, scalars, cache, lifted=(), ranks=()):
     for own in (f"{name}_forward", f"{name}_backward"):  # taken: a callee of the same
         refs.bind(object(), own)                          # name is bound under another
 
-    def compile_call(callee, mask, callee_scalars, at):
+    def compile_call(callee, mask, callee_scalars, at, inputs):
         try:
-            return cache.get(callee, mask, callee_scalars)
+            return cache.get(callee, mask, callee_scalars,
+                             functions=function_arguments(inputs, parsed.resolve))
         except CompileError as exc:
             if exc.filename is None:
                 raise parsed.source_map.error(at, exc.message, exc.hint) from None
@@ -250,7 +259,7 @@ def reverse(parsed, body, wrt, names, refs, compile_call, scalar_params, param_d
     depths, _ = container_depths(facts, param_depths)
     calls, tuples = resolve_calls(facts, active, feeds, compile_call, names, depths)
     depths, mixed = container_depths(facts, param_depths, {
-        k: unit.depth for k, (unit, _) in calls.items() if unit.depth})
+        k: unit.depth for k, (unit, _) in calls.items() if getattr(unit, "depth", 0)})
     check_one_kind(facts, mixed & active, source_map)
     check_fields(facts, tuples, source_map)
     sequences = facts.packs | tuples | definite(depths)
@@ -288,6 +297,44 @@ def reverse(parsed, body, wrt, names, refs, compile_call, scalar_params, param_d
     forward_code = forward.body(plan, ret, live, shape_only(code, live))
     return Pair(forward_code, code, result, outputs, active, namer, forward.tape_names,
                 forward.consumed(), calls, backward.unconnected, facts, plan, depths)
+
+
+def function_arguments(inputs, resolve):
+    """(position, function) for each argument of a call that names a function (a
+    module-level def, a ufunc such as ``np.tanh``, a parameter passed one): the
+    callee is compiled for it, as it is for its active arguments.  Only names (a
+    function is a dependency of the unit) and a module's attributes: an attribute
+    of a data object (``cfg.act``) may change while the unit stays."""
+    found = []
+    for k, node in enumerate(inputs):
+        if isinstance(node, gast.Attribute) and not _of_a_module(node, resolve):
+            continue
+        if not isinstance(node, (gast.Name, gast.Attribute)):
+            continue
+        try:
+            value = resolve(node)
+        except KeyError:
+            continue  # a local value
+        if callable(value) and not isinstance(value, type):
+            found.append((k, value))
+    return tuple(found)
+
+
+def _of_a_module(node, resolve):
+    while isinstance(node, gast.Attribute):
+        node = node.value
+    try:
+        return inspect.ismodule(resolve(node))
+    except KeyError:
+        return False
+
+
+def _bound_functions(parsed, functions):
+    """parameter -> function for the parameters the unit is compiled for that the
+    body never rebinds (one it rebinds stays an unknown value, refused if active)."""
+    params = parsed.params
+    assigned = S.assigned_names(parsed.node.body)
+    return {params[k]: value for k, value in functions if params[k] not in assigned}
 
 
 def _lift(node, lifted, names):
@@ -341,7 +388,7 @@ def _read_when_called(fn, parsed):
     gradient sees), and never a reason to compile again."""
     cells = set(fn.__code__.co_freevars)
     live = []
-    for name in sorted(_free_loads(parsed)):
+    for name in sorted(_free_loads(parsed) - receivers(parsed.node)):  # see methods.py
         if name not in cells and name not in fn.__globals__:
             continue  # a builtin
         value = parsed.namespace.get(name, _GONE)
