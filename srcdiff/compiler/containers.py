@@ -27,7 +27,8 @@ from .analysis import Kind, target_names
 
 def container_depths(facts, param_depths, call_depths=None):
     """({name: (least, greatest) depth} of the names that may hold containers, the
-    names that hold something else somewhere too).  A name whose least depth is 1 or
+    names that hold something else somewhere too).  The op of each ``xs + ys`` on
+    lists becomes their join (``join_lists``): the describer could not tell.  A name whose least depth is 1 or
     more holds a container wherever it is bound; an item of a dict holding arrays
     and lists may be either (least 0).  ``param_depths`` are the parameters passed
     containers, ``call_depths`` {id(call statement): depth} the calls of user
@@ -55,7 +56,16 @@ def container_depths(facts, param_depths, call_depths=None):
             if new != old:
                 depths[target.id] = new
                 changed = True
+    for s in facts.assigns:  # xs + [v] joins lists: its op is the join, not np.add
+        if _is_join(s.value, depth):
+            op = facts.ops[id(s)]
+            op.fn, op.rule = runtime.join_lists, runtime.WHOLE[runtime.join_lists]
     return depths, leaves & set(depths)
+
+
+def _is_join(value, depth):
+    return (isinstance(value, gast.BinOp) and isinstance(value.op, gast.Add)
+            and bool(depth(value.left)[0] or depth(value.right)[0]))
 
 
 def definite(depths):
@@ -64,12 +74,8 @@ def definite(depths):
 
 
 def _depth_of(s, op, depth, call_depths):
-    value = s.value
-    if isinstance(value, gast.BinOp) and isinstance(value.op, gast.Add) and (
-            depth(value.left)[0] or depth(value.right)[0]):
-        # xs + [v] joins lists: differentiated as the join it is, not as np.add
-        op.fn, op.rule = runtime.join_lists, runtime.WHOLE[runtime.join_lists]
-        return _widest(depth(value.left), depth(value.right))
+    if _is_join(s.value, depth):
+        return _widest(depth(s.value.left), depth(s.value.right))
     if op.kind is Kind.PACK:
         inner = _widest(*(depth(a) for a in op.inputs)) if op.inputs else (0, 0)
         return inner[0] + 1, inner[1] + 1
