@@ -9,6 +9,10 @@ class _State(threading.local):
         # recorded (so that its grad_fn can be differentiated again, as in TensorFlow),
         # but its grad_fn stands in for any of them that has no rule.
         self.custom_forward = 0
+        # (function name, tapes) while compiled code runs: it computes on arrays, so an
+        # operation it records onto one of the tapes that were recording when it began
+        # reads a watched value it did not take as an input (see compiled_code_met).
+        self.compiled = None
 
 
 STATE = _State()
@@ -20,3 +24,18 @@ def refuse_without_rule(name):
         raise LookupError(
             f"srcdiff has no gradient for {name}, which was applied to a watched value; "
             "use an op with a rule, or register one with sd.register_gradient")
+
+
+def compiled_code_met(op):
+    """Compiled code applied ``op`` to a value a tape watches that is not one of its
+    inputs (a Variable an object holds, say): its gradient would be lost, so the call
+    is refused."""
+    from .compiler.errors import CompileError  # the compiler imports this module
+    name, _ = STATE.compiled
+    raise CompileError(
+        f"the compiled code of {name} applied {op} to a Tensor or Variable that a "
+        f"recording tape watches but that is not an input of {name}: its gradient would "
+        "be lost",
+        hint="Pass it as an argument, or read it from a global or closure name (or an "
+             "attribute chain of one, or of an argument) in a function srcdiff compiles: "
+             "those become inputs.")

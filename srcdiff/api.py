@@ -6,67 +6,18 @@ on plain arrays.
 """
 import functools
 import inspect
-import numbers
 
 import numpy as np
 
 from .compiler.parse import check_function
 from .compiler.cache import CACHE, ranks_of
+from .nest import unwrapped as _raw
 from .rules.containers import CONTAINERS, dense
-from .function import (DERIVATIVES, Derivative, on_tapes, on_tensors, recorded,
-                       with_defaults)
+from .function import (DERIVATIVES, Derivative, is_scalar as _is_scalar, kind as _kind,
+                       on_tapes, on_tensors, recorded, with_defaults)
 
 
 _PLAIN = (np.ndarray, float, int)  # the values most calls pass: nothing to unwrap or ask
-
-
-def _raw(value):
-    """Arrays for Tensors and Variables, so compiled code sees plain NumPy values (inside
-    lists, tuples and dicts too)."""
-    if type(value) in _PLAIN:
-        return value
-    if isinstance(value, CONTAINERS):
-        return _rebuilt(value, [_raw(v) for v in _values(value)])
-    array = getattr(value, "_array", None)
-    return array() if array is not None else value
-
-
-def _values(tree):
-    return tree.values() if isinstance(tree, dict) else tree
-
-
-def _rebuilt(tree, values):
-    """A container like ``tree`` holding ``values``."""
-    if isinstance(tree, dict):
-        return type(tree)(zip(tree, values))
-    if hasattr(tree, "_fields"):  # a namedtuple
-        return type(tree)(*values)
-    return type(tree)(values)
-
-
-def _kind(value):
-    """What a compiled unit is specialised on: True for a number, False for an array,
-    and ``("container", least, greatest)`` for a list, tuple or dict (a pytree): the
-    depths of its shallowest and deepest leaves."""
-    if isinstance(value, CONTAINERS):
-        return ("container",) + _depths(value)
-    return _is_scalar(value)
-
-
-def _depths(value):
-    if not isinstance(value, CONTAINERS):
-        return 0, 0
-    inner = [_depths(v) for v in _values(value)] or [(0, 0)]
-    return 1 + min(lo for lo, _ in inner), 1 + max(hi for _, hi in inner)
-
-
-def _is_scalar(value):
-    kind = type(value)
-    if kind is float or kind is int:
-        return True
-    if kind is np.ndarray:  # before the ABC check below, which costs far more
-        return False
-    return isinstance(value, numbers.Number) and not isinstance(value, bool)
 
 
 def _positions(fn, wrt):

@@ -1,10 +1,12 @@
 """``@sd.function``: where the compiler and the tape meet.
 
 Outside a tape, a call runs the compiled forward pass.  Under a recording tape
-with a watched input (an argument, or a trainable Variable the function reads
-from a global, a closure cell or an attribute of an argument such as
-``self.kernel``), the call is ONE tape entry whose backward step is the cached
-compiled adjoint.  When that backward step must itself be recorded (an outer
+with a watched input (an argument or a Tensor in a pytree argument, or a Tensor or
+trainable Variable the function captures: reads from a global, a closure cell or
+an attribute of an argument such as ``self.kernel``, itself or in a function it
+calls by name), the call is ONE tape entry whose backward step is the cached
+compiled adjoint.  Compiled code computes on arrays: a watched value that reaches
+it any other way is refused (``_recording.compiled_code_met``), never dropped.  When that backward step must itself be recorded (an outer
 tape computing a higher derivative), the function is re-run eagerly under a
 tape instead, so every engine gives the eager tape's gradients.  Likewise a
 derivative of a derivative that ``sd.grad``, ``sd.value_and_grad`` or
@@ -20,11 +22,14 @@ import weakref
 import gast
 import numpy as np
 
+from . import nest
 from ._recording import STATE
 from .compiler.errors import CompileError
 from .compiler.parse import check_function, parse_function
 from .compiler.cache import CACHE, ranks_of
 from .ops.array_ops import identity
+from .nest import unwrapped
+from .rules.containers import CONTAINERS, dense
 from .rules.registry import Rule
 from .tape import GradientTape, UnconnectedGradients
 from .tensor import Tensor, Variable, _ArrayLike, _raw, apply, convert_to_tensor
@@ -73,29 +78,31 @@ class Function:
     # --- calls ---
     def _call(self, args):
         args = with_defaults(self.python_function, args)
-        variables = self._implicit_variables(args)
-        inputs = list(args) + [v for _, v in variables]
+        captures = self._captures(args)
+        inputs = list(args) + [v for _, v in captures]
         tapes = STATE.tapes
         if tapes:
-            # reading a Variable under a tape watches it (if trainable) and records the read
-            inputs = [v.read_value() if isinstance(v, Variable) else v for v in inputs]
-            active = tuple(_differentiable(v) and any(t._tracks_any([v]) for t in tapes)
-                           for v in inputs)
+            # reading a Variable under a tape watches it (if trainable) and records the
+            # read; the leaves of a pytree argument are its sources too
+            inputs = [_read(v) for v in inputs]
+            active = tuple(any(_differentiable(s) and any(t._tracks_any([s]) for t in tapes)
+                               for s in _sources(v)) for v in inputs)
         else:
             active = (False,) * len(inputs)
-        raw = [_raw(v) for v in inputs]
-        lifted = tuple(expr for expr, _ in variables)
+        raw = [unwrapped(v) for v in inputs]
+        lifted = tuple(expr for expr, _ in captures)
         unit = self._unit(active, raw, lifted)
         y, saved = unit.run(raw)
         if not any(active):
             return _as_output(y, inputs)
-        entry = _CompiledCall(self, unit, y, saved, active, args, variables)
-        return apply(entry, *inputs)
+        entry = _CompiledCall(self, unit, y, saved, active, raw, inputs, len(args), captures)
+        return apply(entry, *[inputs[i] if j is None else nest.flatten(inputs[i])[j]
+                              for i, j in entry.owners])
 
     def _unit(self, active, raw, lifted):
         """The unit for arguments ``raw`` (plain values), keyed on their kinds."""
         unit, why = CACHE.lookup(self.python_function, active,
-                                 tuple(_is_scalar(v) for v in raw), lifted, ranks_of(raw))
+                                 tuple(kind(v) for v in raw), lifted, ranks_of(raw))
         if why is None:
             self.hits += 1
         else:
@@ -103,79 +110,131 @@ class Function:
             self.last_miss = why
         return unit
 
-    def _implicit_variables(self, args):
-        """The Variables the function reads besides its arguments: (expression, Variable)."""
+    def _captures(self, args):
+        """The Tensors and Variables (and pytrees holding some) the function reads
+        besides its arguments, directly or in the functions it calls by name:
+        (expression, value), each an input of the compiled code (see ``_free_reads``)."""
         if self._reads is None:
             self._reads = _free_reads(self.python_function)
         found = []
-        fn = self.python_function
         for expr, base, chain in self._reads:
             if base is None:
-                value = _free_value(fn, chain[0])
-                chain = chain[1:]
+                value = self.python_function
             elif base < len(args):
                 value = args[base]
             else:
                 continue
-            for attr in chain:
-                value = getattr(value, attr, None)
-            if isinstance(value, Variable):
-                found.append((expr, value))
+            for step in chain:
+                if step.startswith("/"):  # a free name of the function ``value``
+                    value = _free_value(getattr(value, "python_function", value), step[1:])
+                else:
+                    value = getattr(value, step, None)
+            if isinstance(value, _ArrayLike) or (isinstance(value, CONTAINERS) and any(
+                    isinstance(leaf, _ArrayLike) for leaf in nest.flatten(value))):
+                found.append((expr, value))  # a pytree of them is one input too
         return found
 
 
 class _CompiledCall:
     """One call of a compiled function under a tape: a primitive whose rule runs
-    the cached adjoint (once per output adjoint, for every input)."""
+    the cached adjoint (once per output adjoint, for every input).
 
-    __slots__ = ("function", "unit", "value", "saved", "active", "args", "variables",
-                 "srcdiff_rule", "_last")
+    Its tape inputs are the function's inputs, but that the Tensors in a pytree
+    stand for it, each its own tape input: ``owners[k]`` is ``(i, j)`` for tape
+    input ``k``, leaf ``j`` (in ``nest.flatten`` order) of input ``i``, or ``(i, None)``
+    for input ``i`` itself."""
 
-    def __init__(self, function, unit, value, saved, active, args, variables):
+    __slots__ = ("function", "unit", "value", "saved", "active", "raw", "inputs", "count",
+                 "captures", "owners", "srcdiff_rule", "_last")
+
+    def __init__(self, function, unit, value, saved, active, raw, inputs, count, captures):
         self.function = function
         self.unit = unit
         self.value = value
         self.saved = saved
         self.active = active
-        self.args = args
-        self.variables = variables
+        self.raw = raw
+        self.inputs = inputs          # the arguments, then the captured values (Variables read)
+        self.count = count            # how many of them are arguments
+        self.captures = captures
+        self.owners = [(i, j) for i, v in enumerate(inputs) for j in (
+            [j for j, leaf in enumerate(nest.flatten(v)) if isinstance(leaf, _ArrayLike)]
+            if isinstance(v, CONTAINERS) else [None])]
         self._last = (None, None)
         self.srcdiff_rule = Rule(self, (), function.__qualname__, argnum_vjp=self._vjp)
 
-    def __call__(self, *raw):
+    def __call__(self, *flat):
         return self.value
 
-    def _vjp(self, i, g, ans, *inputs):
+    def _vjp(self, k, g, ans, *flat):
         seen, grads = self._last
         if seen is not g:
             if isinstance(g, _ArrayLike):  # an outer tape records this: differentiate eagerly
-                grads = self._eager_vjp(g, inputs)
+                grads = self._eager_vjp(g, flat)
             else:
-                grads = _backward(self.unit, self.saved, g, self.active)
+                grads = self._leaves(_backward(self.unit, self.saved, g, self.active))
             self._last = (g, grads)
-        if i not in grads and not self.active[i] and _floating(inputs[i]):
+        i, _ = self.owners[k]
+        if k not in grads and not self.active[i] and _floating(flat[k]):
             # A source the tape never watched, asked for as an input of this call: as in
             # TensorFlow, it gets its gradient. Compile with it active, forward again.
-            active = tuple(a or k == i for k, a in enumerate(self.active))
-            raw = [_raw(v) for v in inputs]
-            unit = self.function._unit(active, raw, tuple(expr for expr, _ in self.variables))
+            active = tuple(a or n == i for n, a in enumerate(self.active))
+            unit = self.function._unit(active, self.raw, tuple(e for e, _ in self.captures))
+            saved = unit.run(list(self.raw))[1]
             grads = dict(grads)
-            saved = unit.run(raw)[1]
-            grads[i] = _backward(unit, saved, _raw(g), active).get(i)
-        return grads.get(i)
+            grads.update(self._leaves(_backward(unit, saved, _raw(g), active)))
+        return grads.get(k)
 
-    def _eager_vjp(self, g, inputs):
-        positions = [k for k, a in enumerate(self.active) if a]
+    def _leaves(self, by_input):
+        """Adjoints by input position -> by tape input (a pytree's, leaf by leaf)."""
+        out = {}
+        dense_of = {}
+        for k, (i, leaf) in enumerate(self.owners):
+            if i not in by_input:
+                continue
+            if leaf is None:
+                out[k] = by_input[i]
+                continue
+            if i not in dense_of:
+                dense_of[i] = nest.flatten(dense(by_input[i], self.raw[i], _adjoint_or_none))
+            out[k] = dense_of[i][leaf]
+        return out
+
+    def _eager_vjp(self, g, flat):
+        """The adjoints of the tape inputs, by a tape that records them (higher orders)."""
+        count = self.count
+        watched = [k for k, (i, _) in enumerate(self.owners) if self.active[i]]
         # a copy per argument: f(x, x) has two sources, each with its own adjoint
-        args = [identity(a) if k in positions else a
-                for k, a in enumerate(inputs[:len(self.args)])]
-        sources = [args[k] if k < len(self.args) else self.variables[k - len(self.args)][1]
-                   for k in positions]
+        copies = {k: identity(flat[k]) for k in watched if self.owners[k][0] < count}
+        args = [list(nest.flatten(v)) if isinstance(v, CONTAINERS) else v
+                for v in self.inputs[:count]]
+        for k, copy in copies.items():
+            i, j = self.owners[k]
+            if j is None:
+                args[i] = copy
+            else:
+                args[i][j] = copy
+        args = [nest.pack_sequence_as(v, a) if isinstance(v, CONTAINERS) else a
+                for v, a in zip(self.inputs, args)]
+        sources = [copies[k] if k in copies else self._captured(k) for k in watched]
         with GradientTape() as tape:
             tape.watch(sources)
             y = self.function.python_function(*args)
         grads = tape.gradient(y, sources, output_gradients=g)
-        return dict(zip(positions, grads))
+        # a captured Variable read under two expressions (W, helper/W) is two inputs of
+        # the compiled code, but one source here: its gradient counts once
+        seen = set()
+        for n, (k, source) in enumerate(zip(watched, sources)):
+            if k not in copies and id(source) in seen:
+                grads[n] = None
+            seen.add(id(source))
+        return dict(zip(watched, grads))
+
+    def _captured(self, k):
+        """The Tensor or Variable tape input ``k`` stands for, when it is captured."""
+        i, j = self.owners[k]
+        value = self.captures[i - self.count][1]
+        return value if j is None else nest.flatten(value)[j]
 
 
 def _backward(unit, saved, g, active):
@@ -208,8 +267,52 @@ def _floating(value):
     return isinstance(value, (np.ndarray, np.generic, _ArrayLike)) and value.dtype.kind in "fc"
 
 
-def _is_scalar(value):
+def is_scalar(value):
+    """Whether ``value`` is a Python or NumPy number (not a bool): compiled code keeps
+    numbers as numbers."""
+    kind = type(value)
+    if kind is float or kind is int:
+        return True
+    if kind is np.ndarray:  # before the ABC check below, which costs far more
+        return False
     return isinstance(value, numbers.Number) and not isinstance(value, bool)
+
+
+def kind(value):
+    """What a compiled unit is specialised on: True for a number, False for an array,
+    and ``("container", least, greatest)`` for a list, tuple or dict (a pytree): the
+    depths of its shallowest and deepest leaves."""
+    if isinstance(value, CONTAINERS):
+        return ("container",) + _depths(value)
+    return is_scalar(value)
+
+
+def _depths(value):
+    if not isinstance(value, CONTAINERS):
+        return 0, 0
+    inner = [_depths(v) for v in nest.items(value)] or [(0, 0)]
+    return 1 + min(lo for lo, _ in inner), 1 + max(hi for _, hi in inner)
+
+
+# --- pytree arguments under a tape ---
+def _read(value):
+    """``value`` with each Variable in it read (a snapshot the tape records)."""
+    if isinstance(value, Variable):
+        return value.read_value()
+    if isinstance(value, CONTAINERS):
+        return nest.rebuilt(value, [_read(v) for v in nest.items(value)])
+    return value
+
+
+def _adjoint_or_none(g, value):
+    return g  # a leaf's adjoint as the backward pass gave it: None when unconnected
+
+
+def _sources(value):
+    """What stands for ``value`` on the tape: itself, or a pytree's Tensors."""
+    if isinstance(value, CONTAINERS):
+        return [v for v in nest.flatten(value) if isinstance(v, _ArrayLike)]
+    return [value]
 
 
 def _as_output(y, inputs):
@@ -234,6 +337,8 @@ def with_defaults(fn, args):
 
 
 def _free_value(fn, name):
+    if not inspect.isfunction(fn):  # a name rebound to something else since
+        return None
     if fn.__closure__ and name in fn.__code__.co_freevars:
         cell = fn.__closure__[fn.__code__.co_freevars.index(name)]
         try:
@@ -243,9 +348,12 @@ def _free_value(fn, name):
     return fn.__globals__.get(name)
 
 
-def _free_reads(fn):
-    """Expressions that may denote Variables: free names and attribute chains on
-    parameters or free names (``W``, ``self.kernel``, ``model.layer.bias``)."""
+def _free_reads(fn, outer=frozenset()):
+    """Expressions that may denote Tensors or Variables the function reads: free names
+    and attribute chains on parameters or free names (``W``, ``self.kernel``,
+    ``model.layer.bias``), and, as ``helper/W``, what the functions it calls by a free
+    name read so.  ``(expression, parameter index or None, steps)``: the steps from
+    the parameter, or from the function itself (``/name`` reads its free ``name``)."""
     try:
         parsed = parse_function(fn)
     except CompileError:
@@ -253,6 +361,8 @@ def _free_reads(fn):
     params = parsed.params
     assigned = {n.id for n in gast.walk(parsed.node) if isinstance(n, gast.Name)
                 and isinstance(n.ctx, gast.Store)}
+    called = {n.func.id for n in gast.walk(parsed.node)
+              if isinstance(n, gast.Call) and isinstance(n.func, gast.Name)}
     reads = {}
     for node in gast.walk(parsed.node):
         chain = []
@@ -266,10 +376,19 @@ def _free_reads(fn):
             expr = ".".join([base.id] + chain)
             reads.setdefault(expr, (expr, params.index(base.id), tuple(chain)))
         elif base.id not in params and base.id not in assigned:
-            if inspect.ismodule(parsed.namespace.get(base.id)):
+            value = parsed.namespace.get(base.id)
+            if inspect.ismodule(value):
                 continue  # np.sin, math.pi: never a Variable
             expr = ".".join([base.id] + chain)
-            reads.setdefault(expr, (expr, None, (base.id,) + tuple(chain)))
+            reads.setdefault(expr, (expr, None, ("/" + base.id,) + tuple(chain)))
+            callee = getattr(value, "python_function", value)
+            if not chain and base.id in called and inspect.isfunction(callee) and (
+                    callee is not fn and callee not in outer):  # recursion ends here
+                for inner, at, steps in _free_reads(callee, outer | {fn}):
+                    if at is None:
+                        step = "/" + base.id
+                        reads.setdefault(f"{base.id}/{inner}",
+                                         (f"{base.id}/{inner}", None, (step,) + steps))
     return list(reads.values())
 
 

@@ -1,4 +1,7 @@
 """Nested structures (lists, tuples, namedtuples, dicts) of values, as tf.nest sees them."""
+import numpy as np
+
+_PLAIN = (np.ndarray, float, int)  # the values most calls pass: nothing to unwrap
 
 
 def flatten(structure):
@@ -26,3 +29,28 @@ def pack_sequence_as(structure, leaves):
         return next(it)
 
     return build(structure)
+
+
+def unwrapped(structure):
+    """``structure`` with the array behind each Tensor and Variable in it: what compiled
+    code sees.  The same containers, in the same order; ``structure`` is not changed."""
+    if type(structure) in _PLAIN:
+        return structure
+    if isinstance(structure, (list, tuple, dict)):
+        return rebuilt(structure, [unwrapped(v) for v in items(structure)])
+    array = getattr(structure, "_array", None)
+    return array() if array is not None else structure
+
+
+def items(container):
+    """The values a list, tuple or dict holds, in its own order (a dict's insertion order)."""
+    return container.values() if isinstance(container, dict) else container
+
+
+def rebuilt(container, values):
+    """A container like ``container`` holding ``values`` (one level)."""
+    if isinstance(container, dict):
+        return type(container)(zip(container, values))
+    if hasattr(container, "_fields"):  # a namedtuple
+        return type(container)(*values)
+    return type(container)(values)

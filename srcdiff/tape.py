@@ -15,7 +15,7 @@ import logging
 import numpy as np
 
 from . import nest
-from ._recording import STATE, refuse_without_rule
+from ._recording import STATE, compiled_code_met, refuse_without_rule
 from .rules import is_nondifferentiable, registry, rule_of
 from .rules.helpers import batched
 from .rules.registry import Rule, primitive_name
@@ -155,6 +155,8 @@ class GradientTape:
                 break
         else:
             return
+        if STATE.compiled is not None and self in STATE.compiled[1]:
+            compiled_code_met(primitive_name(fn))
         rule = _RULES.get(fn) or rule_of(fn)  # the table first: rule_of also asks fn itself
         if rule is None:
             if not is_nondifferentiable(fn):

@@ -239,6 +239,20 @@ def test_recursion_with_arguments_that_change_places():
     check_three_ways(top_swaps, (X.copy(), W.copy()), wrt=(0, 1))
 
 
+def star_steps(n, *xs):  # the active arguments are *args: the stand-in counts them all
+    if n == 0:
+        return xs[0] * xs[1]
+    return star_steps(n - 1, np.sin(xs[0]), xs[1] * 2.0) + xs[1]
+
+
+def top_star_steps(x, y):
+    return np.sum(star_steps(2, x, y))
+
+
+def test_recursion_whose_active_arguments_are_star_args():
+    check_three_ways(top_star_steps, (X.copy(), W.copy()), wrt=(0, 1))
+
+
 def sum_of_powers(x, n):
     if n == 0:
         return np.sum(x * 0.0)

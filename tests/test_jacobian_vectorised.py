@@ -31,7 +31,7 @@ def test_every_batched_rule_has_an_example():
                 if rule.traits.batches and fn not in EXAMPLES]
 
 
-@pytest.mark.parametrize("fn, args, kwargs", batched_examples())
+@pytest.mark.parametrize("fn, args, kwargs", list(batched_examples()))
 def test_rule_on_a_batch_of_adjoints_equals_the_rule_on_each(fn, args, kwargs):
     rng = np.random.default_rng(1)
     values = draw(args, rng)

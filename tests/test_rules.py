@@ -406,7 +406,7 @@ def shifted(values, i, dx, step):
     return [v + step * dx if k == i else v for k, v in enumerate(values)]
 
 
-@pytest.mark.parametrize("fn, args, kwargs", cases())
+@pytest.mark.parametrize("fn, args, kwargs", list(cases()))
 def test_vjp_matches_finite_differences(fn, args, kwargs):
     rng = np.random.default_rng(0)
     values = draw(args, rng)
@@ -437,7 +437,7 @@ def gradient(fn, values, kwargs, positions, weights):
             for k, d in zip(positions, grads)]
 
 
-@pytest.mark.parametrize("fn, args, kwargs", cases(second_order=True))
+@pytest.mark.parametrize("fn, args, kwargs", list(cases(second_order=True)))
 def test_rule_is_differentiable_on_the_tape(fn, args, kwargs):
     """Run the rules on Tensors under an outer tape: the Hessian-vector product of
     sum(w * f) against finite differences of the tape's first derivative."""
@@ -622,7 +622,7 @@ def program_of(fn, args, kwargs, tmp_path):
     return module
 
 
-@pytest.mark.parametrize("fn, index, args, kwargs", compiled_cases())
+@pytest.mark.parametrize("fn, index, args, kwargs", list(compiled_cases()))
 def test_compiled_rule_matches_eager_and_finite_differences(fn, index, args, kwargs, tmp_path):
     rng = np.random.default_rng(2)
     values = draw(args, rng)

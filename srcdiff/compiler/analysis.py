@@ -137,6 +137,8 @@ class Describer:
             else:
                 return unknown(node, _describe_func(node.func))
         fn = getattr(fn, "__numpy__", fn)  # an sd.* op: its NumPy form
+        if inspect.isfunction(getattr(fn, "python_function", None)):
+            fn = fn.python_function  # an @sd.function: compiled as the function it wraps
         if fn in SEQUENCE_FORMS and node.args and isinstance(node.args[0], (gast.List,
                                                                               gast.Tuple)):
             args = list(node.args[0].elts)

@@ -22,17 +22,19 @@ from .analysis import Kind, target_names
 from .inline import rule_syntax
 
 
-def resolve_calls(facts, active, feeds, compile_call, names, depths):
+def resolve_calls(facts, active, feeds, compile_call, names, depths, passed=()):
     """id(statement) -> (compiled unit, tape variable) for each call of a user function
     whose result is active, compiled with the arguments it gives adjoints to
     (``feeds``, see analysis.adjoint_inputs; ``depths``: the containers among them,
-    see containers.py); and the names that hold a tuple of results (``t = f(x)``,
-    read back as ``t[k]``)."""
+    see containers.py), and for each call passed Tensors its callee reads (``passed``,
+    the parameters unit._lift made: only compiled code takes them); and the names that
+    hold a tuple of results (``t = f(x)``, read back as ``t[k]``)."""
     calls, tuples = {}, set()
     for s in reversed(facts.assigns):  # the order the backward pass meets them
         op = facts.ops[id(s)]
         targets = target_names(s.targets[0])
-        if op.kind is not Kind.CALL or not set(targets) & active:
+        if op.kind is not Kind.CALL or not (set(targets) & active or any(
+                isinstance(a, gast.Name) and a.id in passed for a in op.inputs)):
             continue
         mask = tuple(isinstance(a, gast.Name) and feeds(s, a.id) for a in op.inputs)
         numbers = tuple(("container",) + depths[a.id] if isinstance(a, gast.Name)

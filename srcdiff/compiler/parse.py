@@ -53,6 +53,7 @@ class Parsed:
         self.source_map = source_map
         self.namespace = namespace    # free names: closure cells over globals over builtins
         self.functions = {}           # parameter -> the function the unit is compiled for
+        self.passed = {}              # parameter -> what a callee reads (unit._lift)
 
     @property
     def params(self):

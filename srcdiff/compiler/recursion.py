@@ -15,7 +15,7 @@ import threading
 
 import gast
 
-from .errors import CompileError
+from .errors import CompileError, InvariantError
 from .exits import has_early_return
 from .parse import parse_function
 
@@ -27,8 +27,11 @@ class Recursive:
         code = fn.__code__
         self.fn = fn
         self.name = code.co_name
+        # one per active argument, lifted ones and *args' included: a caller pairs
+        # them with its arguments (their names only need to differ from ``unconnected``)
         params = code.co_varnames[:code.co_argcount]
-        self.wrt = [p for p, a in zip(params, active) if a]
+        self.wrt = [params[k] if k < len(params) else f"<argument {k}>"
+                    for k, a in enumerate(active) if a]
         self.mutated = ()       # assumed, checked by resolve
         self.unconnected = ()   # assumed, checked by resolve
         self.unit = None        # the unit, once built
@@ -51,6 +54,10 @@ class Recursive:
     def resolve(self, unit):
         """Check the assumptions against the built ``unit``, then run it when called."""
         if self.called:
+            if len(unit.wrt) != len(self.wrt):
+                raise InvariantError(f"{self.fn.__qualname__}: the stand-in assumed "
+                                     f"{len(self.wrt)} active arguments, the unit has "
+                                     f"{len(unit.wrt)}")
             wrong = ("returns several results" if unit.several != self.several else
                      "writes into its arguments" if unit.mutated else
                      f"does not use its argument(s) {', '.join(unit.unconnected)}"

@@ -18,6 +18,7 @@ from dataclasses import dataclass
 import gast
 import numpy as np
 
+from .. import _recording
 from . import checks
 from . import syntax as S
 from .aliasing import check_effects, check_views
@@ -88,6 +89,8 @@ class Unit:
             elif type(arg) is np.ndarray:
                 args[i] = view = arg.view()
                 view.setflags(write=False)
+        state = _recording.STATE
+        outer, state.compiled = state.compiled, (self.name, tuple(state.tapes))
         try:
             return self.forward(*args)
         except ValueError as exc:
@@ -97,6 +100,8 @@ class Unit:
                 f"{self.name} wrote into a read-only array ({exc}): an argument, written "
                 "in a way srcdiff does not model, or a read-only view",
                 hint="Write into a copy (x = x.copy()) or with x[...] = value.") from None
+        finally:
+            state.compiled = outer
 
     def is_current(self):
         """Whether every free name the code was built on still means the same object."""
@@ -124,7 +129,9 @@ def prepare(fn, lifted=(), functions=(), arity=None):
     extra = 0 if arity is None else arity - len(parsed.params)
     expand_varargs(node, extra, names, parsed.source_map)
     if lifted:
-        _lift(node, lifted, names)
+        named = parsed.namespace.get(node.name)
+        own = node.name if getattr(named, "python_function", named) is fn else None
+        parsed.passed = _lift(node, lifted, names, own)
     inline_local_functions(node, names, parsed.source_map)
     ExitLowering(names, parsed.source_map).lower_function(node)
     node.body = Normalizer(names, parsed.source_map, parsed.resolve).block(node.body)
@@ -154,8 +161,9 @@ def compile_unit(fn, active, scalars, cache, lifted=(), ranks=(), functions=()):
         refs.bind(object(), own)                          # name is bound under another
 
     def compile_call(callee, mask, callee_scalars, at, inputs):
+        passed = callee_lifted(inputs, parsed.passed, callee is fn)
         try:
-            return cache.get(callee, mask, callee_scalars,
+            return cache.get(callee, mask, callee_scalars, lifted=passed,
                              functions=function_arguments(inputs, parsed.resolve))
         except CompileError as exc:
             if exc.filename is None:
@@ -257,7 +265,8 @@ def reverse(parsed, body, wrt, names, refs, compile_call, scalar_params, param_d
     feeds = adjoint_inputs(facts, active, wrt)
     param_depths = param_depths or {}
     depths, _ = container_depths(facts, param_depths)
-    calls, tuples = resolve_calls(facts, active, feeds, compile_call, names, depths)
+    calls, tuples = resolve_calls(facts, active, feeds, compile_call, names, depths,
+                                  parsed.passed)
     depths, mixed = container_depths(facts, param_depths, {
         k: unit.depth for k, (unit, _) in calls.items() if getattr(unit, "depth", 0)})
     check_one_kind(facts, mixed & active, source_map)
@@ -337,11 +346,22 @@ def _bound_functions(parsed, functions):
     return {params[k]: value for k, value in functions if params[k] not in assigned}
 
 
-def _lift(node, lifted, names):
-    """Replace each lifted expression (``W``, ``self.kernel``) by a new parameter."""
+def _lift(node, lifted, names, own=None):
+    """Replace each lifted expression (``W``, ``self.kernel``) by a new parameter, and
+    pass each ``helper/...`` one (what a function called by name reads) to the calls of
+    ``helper``, and all of them to the function's calls of itself by its name ``own``:
+    after their arguments, in the order of ``lifted``, where :func:`callee_lifted` finds
+    them.  (parameter -> expression) for what it passes."""
     params = {}
     for expr in lifted:
-        params[expr] = expr if "." not in expr else names.fresh(expr.replace(".", "_"))
+        params[expr] = expr if not set(expr) & set("./") else names.fresh(
+            expr.replace(".", "_").replace("/", "_"))
+    passed = {}  # callee name -> the parameters its calls get
+    for expr in lifted:
+        if "/" in expr:
+            passed.setdefault(expr.split("/", 1)[0], []).append(params[expr])
+    if own is not None:
+        passed[own] = [params[e] for e in lifted]
 
     class Lift(gast.NodeTransformer):
         def visit_Attribute(self, n):
@@ -355,9 +375,31 @@ def _lift(node, lifted, names):
                 return gast.copy_location(S.name(params[n.id]), n)
             return n
 
+        def visit_Call(self, n):
+            self.generic_visit(n)
+            if isinstance(n.func, gast.Name) and n.func.id in passed:
+                n.args = n.args + [S.name(p) for p in passed[n.func.id]]
+            return n
+
     node.body = [Lift().visit(s) for s in node.body]
     node.args.args += [S.name(params[e], gast.Param()) for e in lifted]
     node.args.defaults = list(node.args.defaults)
+    return {params[e]: e for e in lifted if "/" in e or own is not None}
+
+
+def callee_lifted(inputs, passed, itself=False):
+    """What a callee reads that its caller passes it (see ``_lift``): the trailing
+    ``inputs`` (argument nodes) that are such parameters, as the callee's own
+    expressions; all of the caller's when the callee is ``itself``."""
+    if itself:
+        tail = [n.id for n in inputs[len(inputs) - len(passed):] if isinstance(n, gast.Name)]
+        return tuple(passed.values()) if tail == list(passed) else ()
+    found = []
+    for node in reversed(inputs):
+        if not (isinstance(node, gast.Name) and node.id in passed and "/" in passed[node.id]):
+            break
+        found.insert(0, passed[node.id].split("/", 1)[1])
+    return tuple(found)
 
 
 def _dotted(node):
