@@ -65,6 +65,17 @@ _RULES = registry._VJPS
 _NO_KWARGS = {}  # shared by the records of calls without keywords: one dict less to keep each
 
 
+def _snapshot(args, raw, kwargs):
+    """The inputs of a recorded operation with a copy of each writable ndarray: its
+    rule must read the values the operation read, though the caller may write into
+    the array later (TensorFlow converts it to a constant, a copy, as well)."""
+    copies = tuple(a.copy() if type(a) is np.ndarray else a for a in args)
+    raw = tuple(c if type(a) is np.ndarray else r for a, c, r in zip(args, copies, raw))
+    if kwargs:
+        kwargs = {k: v.copy() if type(v) is np.ndarray else v for k, v in kwargs.items()}
+    return copies, raw, kwargs
+
+
 class GradientTape:
     """Record operations for automatic differentiation (TensorFlow 2's API)."""
 
@@ -162,6 +173,10 @@ class GradientTape:
             if not is_nondifferentiable(fn):
                 refuse_without_rule(primitive_name(fn))
             return
+        for a in args:
+            if type(a) is np.ndarray and a.flags.writeable:
+                args, raw, kwargs = _snapshot(args, raw, kwargs)
+                break
         # _Records.add, inlined: this runs once per recorded operation
         tape.records.append((rule, args, raw, kwargs or _NO_KWARGS, out))
         tracked.add(id(out))

@@ -18,7 +18,7 @@ import gast
 
 from ..rules import traits_of
 from . import syntax as S
-from .analysis import Kind
+from .analysis import Kind, target_names
 
 
 def check_views(facts, source_map):
@@ -41,31 +41,54 @@ def check_views(facts, source_map):
         _Pair(s, view, base, source_map, numbers, _element(s.value)).walk(facts.body, _DEAD)
 
 
-def check_effects(facts, varied, source_map):
-    """Refuse a call that may change a value carrying a gradient in place, which no
-    assignment records (so no adjoint would follow it): a call whose result is
-    discarded (``np.copyto(x, w)``, ``np.add.at(x, i, w)``, ``xs.append(w)``), a call
-    with ``out=``, and a call with no model, when any of them is given a varied value.
-    A primitive with a rule and ``print`` only read their arguments."""
+def check_effects(facts, varied, source_map, active=frozenset()):
+    """Refuse a call that may change a value in place, which no assignment records: a
+    call whose result is discarded (``np.add.at(x, i, w)``, ``rng.shuffle(x)``), a call
+    with ``out=``, and a call with no model, when it is given a varied value (no adjoint
+    would follow the change) or a value an ``active`` statement read before it or in a
+    loop around both (its adjoint would read the changed value).  A primitive with a
+    rule and ``print`` only read their arguments; ``np.copyto(x, v)`` and ``x.fill(v)``
+    were rewritten to ``x[...] = v``, which is modelled."""
+    read_by_active = _read_by_active(facts, active)
     for s in facts.exprs + facts.assigns:
         call = s.value
-        if not isinstance(call, gast.Call) or not S.loaded_names(call) & varied:
+        if not isinstance(call, gast.Call) or not _may_write(s, facts.ops[id(s)].kind):
             continue
-        kind = facts.ops[id(s)].kind
-        if any(k.arg == "out" for k in call.keywords):
-            pass
-        elif isinstance(s, gast.Expr):
-            if kind in (Kind.PRIMITIVE, Kind.NONE) or (isinstance(call.func, gast.Name)
-                                                        and call.func.id == "print"):
-                continue
-        elif kind is not Kind.UNKNOWN:
+        loaded = S.loaded_names(call)
+        before = {n for n in loaded - facts.numbers for r in read_by_active.get(n, ())
+                  if facts.order[id(r)] < facts.order[id(s)]
+                  or facts.loops_of[id(r)] & facts.loops_of[id(s)]}
+        if not loaded & varied and not before:
             continue
         what = _unparse(call.func)
+        reason = ("" if loaded & varied else f": {sorted(before)[0]} was read for a "
+                  "gradient before it, and its adjoint would read the changed value")
         raise source_map.error(
             s, f"cannot differentiate through {what}(...) here: it may change a value "
-               "that carries a gradient in place, which no assignment records",
+               f"in place, which no assignment records{reason}",
             hint="Assign the result instead (y = f(x)), without out=; build arrays "
-                 "with x[i] = v or np.stack.")
+                 "with x[i] = v or np.stack; or change a copy (x = x.copy()).")
+
+
+def _may_write(s, kind):
+    """Whether call statement ``s`` (its op's ``kind``) may write into its arguments."""
+    call = s.value
+    if any(k.arg == "out" for k in call.keywords):
+        return True
+    if isinstance(s, gast.Expr):
+        return not (kind in (Kind.PRIMITIVE, Kind.NONE) or (
+            isinstance(call.func, gast.Name) and call.func.id == "print"))
+    return kind is Kind.UNKNOWN
+
+
+def _read_by_active(facts, active):
+    """name -> the statements assigning an active name that read it."""
+    found = {}
+    for s in facts.assigns:
+        if set(target_names(s.targets[0])) & active:
+            for name in S.loaded_names(s.value):
+                found.setdefault(name, []).append(s)
+    return found
 
 
 def _unparse(node):

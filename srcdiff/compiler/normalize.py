@@ -40,6 +40,7 @@ No ``continue``, no ``return`` but the last statement, no ``break`` but the
 flag test, no loop ``else``, no ``for`` over anything but ``range``.
 """
 import gast
+import numpy as np
 
 from . import syntax as S
 from .anf import ExpressionLowering
@@ -105,6 +106,13 @@ class Normalizer(ExpressionLowering):
                               args=[S.name(xs), self.atom(call.args[0], xs)])
             value.srcdiff_append = True
             self.emit(S.assign(xs, value), s)
+            return
+        target = _whole_write(call, self.resolve, self._resolves)
+        if target is not None:  # a write into every element, as x[...] = v is modelled
+            self.stmt_Assign(gast.copy_location(gast.Assign(
+                targets=[gast.Subscript(value=target, slice=S.const(Ellipsis),
+                                        ctx=gast.Store())],
+                value=call.args[-1], type_comment=None), s))
             return
         self.emit(s, s)
 
@@ -402,6 +410,23 @@ def _pairs(target, value):
 
 def _hint(target):
     return target.id if isinstance(target, gast.Name) else "t"
+
+
+def _whole_write(call, resolve, resolves):
+    """The array ``call`` writes into every element of, as ``x[...] = v`` would:
+    ``np.copyto(x, v)`` and ``x.fill(v)`` (a name ``x``); None for any other call.
+    (copyto refuses an unsafe cast where the assignment casts: only a call Python
+    would have run is rewritten the same, one that raises now truncates instead.)"""
+    if not isinstance(call, gast.Call) or call.keywords:
+        return None
+    if (_call_of(call, resolve) is np.copyto and len(call.args) == 2
+            and isinstance(call.args[0], gast.Name)):
+        return S.name(call.args[0].id)
+    func = call.func
+    if (isinstance(func, gast.Attribute) and func.attr == "fill" and len(call.args) == 1
+            and isinstance(func.value, gast.Name) and not resolves(func)):
+        return S.name(func.value.id)
+    return None
 
 
 def _call_of(node, resolve):

@@ -259,7 +259,7 @@ def reverse(parsed, body, wrt, names, refs, compile_call, scalar_params, param_d
     active = activity(facts, wrt) | set(wrt)
     check_modelled(facts, active, source_map)
     check_views(facts, source_map)
-    check_effects(facts, varied_names(facts, wrt), source_map)
+    check_effects(facts, varied_names(facts, wrt), source_map, active)
     check_appends(facts, source_map)
     namer = Namer(names)
     feeds = adjoint_inputs(facts, active, wrt)
