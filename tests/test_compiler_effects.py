@@ -192,3 +192,74 @@ def shuffle_before_any_read(w):
 
 def test_a_change_before_any_read_runs_as_written():
     check_grad(shuffle_before_any_read, (W.copy(),), eager=False)
+
+
+# --- user functions that write into what they are given ----------------------------
+
+def set_first(a, value):
+    a[0] = value
+    return 0.0
+
+
+def set_first_twice_removed(a, value):
+    return set_first(a, value) + 1.0
+
+
+def scale_in_place(a):
+    a *= 3.0  # no return: None
+
+
+def helper_writes_what_was_read(w):
+    a = np.ones(3)
+    z = w * a
+    set_first(a, 5.0)
+    return np.sum(z)
+
+
+def helper_writes_a_varied_value(w):
+    buf = np.zeros(3)
+    t = set_first(buf, w[0] * 2.0)
+    return np.sum(buf * w) + t
+
+
+def nested_helper_writes_what_was_read(w):
+    a = np.ones(3)
+    z = np.sin(w) * a
+    k = set_first_twice_removed(a, 2.0)
+    return np.sum(z) * k
+
+
+def helper_writes_through_a_view(w):
+    a = np.ones(4)
+    v = a[1:]
+    z = w * a[:3]
+    scale_in_place(v)
+    return np.sum(z)
+
+
+@pytest.mark.parametrize("fn", [helper_writes_what_was_read, helper_writes_a_varied_value,
+                                nested_helper_writes_what_was_read,
+                                helper_writes_through_a_view], ids=lambda f: f.__name__)
+def test_a_helper_writing_where_an_adjoint_looks_is_refused(fn):
+    with pytest.raises(sd.CompileError, match="may change"):
+        sd.grad(fn)(W.copy())
+
+
+def helper_fills_a_buffer_first(w):
+    buf = np.ones(3)
+    set_first_twice_removed(buf, 4.0)  # constant data, before any read
+    scale_in_place(buf)
+    return np.sum(np.sin(w) * buf)
+
+
+def helper_writes_its_own_copy(w):
+    a = np.ones(3)
+    z = w * a
+    set_first(a.copy(), 5.0)
+    return np.sum(z * a)
+
+
+@pytest.mark.parametrize("fn", [helper_fills_a_buffer_first, helper_writes_its_own_copy],
+                         ids=lambda f: f.__name__)
+def test_a_helper_writing_where_no_adjoint_looks_runs_as_written(fn):
+    check_grad(fn, (W.copy(),))

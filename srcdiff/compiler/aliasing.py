@@ -8,6 +8,12 @@ adjoint of v would never reach y.  Reading such a view after a write into its ar
 take a copy; views read only before any write, the common case, are exact as they
 are (the backward pass restores written elements in place, and views see that).
 
+Calls that write in place (``out=``, a discarded result: ``np.add.at``, ``rng.shuffle``,
+and the arguments a user function writes into: its unit's ``mutated``) are refused
+where an adjoint would see the change (:func:`check_effects`,
+:func:`check_call_writes`); :func:`written_names` is every array the body may write
+into, so a unit copies those of its parameters before it runs.
+
 A number shares no memory (``facts.numbers``: Python numbers and NumPy scalars such
 as ``np.sum(x)`` or ``v[i]`` of a vector), and ``+=`` on one rebinds it: ``y = x``
 of a number, or an element of an array of known rank, makes no pair to follow.
@@ -48,37 +54,92 @@ def check_effects(facts, varied, source_map, active=frozenset()):
     would follow the change) or a value an ``active`` statement read before it or in a
     loop around both (its adjoint would read the changed value).  A primitive with a
     rule and ``print`` only read their arguments; ``np.copyto(x, v)`` and ``x.fill(v)``
-    were rewritten to ``x[...] = v``, which is modelled."""
+    were rewritten to ``x[...] = v``, which is modelled; calls of user functions are
+    checked by :func:`check_call_writes`, which knows what they write into."""
     read_by_active = _read_by_active(facts, active)
     for s in facts.exprs + facts.assigns:
         call = s.value
-        if not isinstance(call, gast.Call) or not _may_write(s, facts.ops[id(s)].kind):
+        kind = facts.ops[id(s)].kind
+        if not isinstance(call, gast.Call) or kind is Kind.CALL:
+            continue
+        writes = _may_write(s, kind)
+        if not writes and kind is not Kind.UNKNOWN:
             continue
         loaded = S.loaded_names(call)
-        before = {n for n in loaded - facts.numbers for r in read_by_active.get(n, ())
-                  if facts.order[id(r)] < facts.order[id(s)]
-                  or facts.loops_of[id(r)] & facts.loops_of[id(s)]}
-        if not loaded & varied and not before:
+        if loaded & varied:  # a call with no model may write into what it is given too
+            _refuse(s, source_map)
+        before = _read_before(facts, s, loaded - facts.numbers, read_by_active)
+        if writes and before:
+            _refuse(s, source_map, before)
+
+
+def check_call_writes(facts, writes, varied, active, source_map):
+    """Refuse a call of a user function that writes into an array of the caller (any
+    array sharing memory with one it is passed at a position in ``writes[id(s)]``) when
+    the change is one no adjoint follows: an active statement read that array before
+    the call (or in a loop around both), or the call is given a varied value and the
+    array is read after it (the change carries a gradient the caller cannot see)."""
+    read_by_active = _read_by_active(facts, active)
+    shared = _sharing(facts)
+    for s in facts.exprs + facts.assigns:
+        positions = writes.get(id(s))
+        if not positions:
             continue
-        what = _unparse(call.func)
-        reason = ("" if loaded & varied else f": {sorted(before)[0]} was read for a "
-                  "gradient before it, and its adjoint would read the changed value")
-        raise source_map.error(
-            s, f"cannot differentiate through {what}(...) here: it may change a value "
-               f"in place, which no assignment records{reason}",
-            hint="Assign the result instead (y = f(x)), without out=; build arrays "
-                 "with x[i] = v or np.stack; or change a copy (x = x.copy()).")
+        op = facts.ops[id(s)]
+        names = {n for k in positions for n in _shared(shared, _name_at(op.inputs, k))}
+        names -= facts.numbers
+        before = _read_before(facts, s, names, read_by_active)
+        if before:
+            _refuse(s, source_map, before)
+        if S.loaded_names(s.value) & varied:
+            after = _read_after(facts, s, names)
+            if after:
+                _refuse(s, source_map, after, after=True)
+
+
+def written_names(facts, writes):
+    """The names whose arrays the body may write into in place: ``x[i] = v``, ``+=`` on
+    an array, calls that may write (discarded results, ``out=``, no model, what user
+    functions write per ``writes``), and every name sharing memory with one of them."""
+    direct = set(facts.written) | (set(facts.updated) - facts.numbers)
+    for s in facts.exprs + facts.assigns:
+        op = facts.ops[id(s)]
+        if op.kind is Kind.CALL:
+            direct |= {_name_at(op.inputs, k) for k in writes.get(id(s), ())} - {None}
+        elif isinstance(s.value, gast.Call) and _may_write(s, op.kind):
+            direct |= S.loaded_names(s.value)
+    shared = _sharing(facts)
+    return {m for n in direct for m in _shared(shared, n)} - facts.numbers
+
+
+def _refuse(s, source_map, names=(), after=False):
+    what = _unparse(s.value.func)
+    reason = ("" if not names else
+              f": {sorted(names)[0]}, which it may change, is read after it for a gradient "
+              "that would not see the change" if after else
+              f": {sorted(names)[0]}, which it may change, was read for a gradient before "
+              "it, and its adjoint would read the changed value")
+    raise source_map.error(
+        s, f"cannot differentiate through {what}(...) here: it may change a value in "
+           f"place, which no assignment records{reason}",
+        hint="Assign the result instead (y = f(x)), without out=; build arrays with "
+             "x[i] = v or np.stack; or change a copy (x = x.copy()).")
+
+
+def _name_at(inputs, k):
+    node = inputs[k] if k < len(inputs) else None
+    return node.id if isinstance(node, gast.Name) else None
 
 
 def _may_write(s, kind):
-    """Whether call statement ``s`` (its op's ``kind``) may write into its arguments."""
+    """Whether the call of statement ``s`` (its op's ``kind``; not a user function's)
+    is one that writes into its arguments: it is given ``out=``, or its result is
+    discarded and it is not a primitive (``np.add.at(x, i, v)``, ``rng.shuffle(x)``)."""
     call = s.value
     if any(k.arg == "out" for k in call.keywords):
         return True
-    if isinstance(s, gast.Expr):
-        return not (kind in (Kind.PRIMITIVE, Kind.NONE) or (
-            isinstance(call.func, gast.Name) and call.func.id == "print"))
-    return kind is Kind.UNKNOWN
+    return isinstance(s, gast.Expr) and not (kind in (Kind.PRIMITIVE, Kind.NONE) or (
+        isinstance(call.func, gast.Name) and call.func.id == "print"))
 
 
 def _read_by_active(facts, active):
@@ -89,6 +150,54 @@ def _read_by_active(facts, active):
             for name in S.loaded_names(s.value):
                 found.setdefault(name, []).append(s)
     return found
+
+
+def _read_before(facts, s, names, read_by_active):
+    """Those of ``names`` an active statement reads before ``s`` or in a loop around
+    both (the next pass's)."""
+    return {n for n in names for r in read_by_active.get(n, ())
+            if facts.order[id(r)] < facts.order[id(s)]
+            or facts.loops_of[id(r)] & facts.loops_of[id(s)]}
+
+
+def _read_after(facts, s, names):
+    """Those of ``names`` a statement reads after ``s`` or in a loop around both."""
+    found = set()
+    for r in facts.in_order:
+        if r is not s and (facts.order[id(r)] > facts.order[id(s)]
+                           or facts.loops_of[id(r)] & facts.loops_of[id(s)]):
+            found |= names & _reads_of(r)
+    return found
+
+
+def _reads_of(s):
+    """The names a statement reads itself (a compound's test or iterable only)."""
+    if isinstance(s, (gast.If, gast.While)):
+        return S.loaded_names(s.test)
+    if isinstance(s, gast.For):
+        return S.loaded_names(s.iter)
+    return S.loaded_names(s)
+
+
+def _sharing(facts):
+    """name -> the names whose memory it may share (itself included; see ``_shared``):
+    ``y = x`` and views (``y = x[1:]``, ``x.T``), joined both ways and transitively."""
+    groups = {}
+    for s in facts.assigns:
+        if not isinstance(s.targets[0], gast.Name):
+            continue
+        base = _viewed(s.value, facts.ops[id(s)])
+        if base is None:
+            continue
+        joined = groups.get(s.targets[0].id, {s.targets[0].id}) | groups.get(base, {base})
+        for n in joined:
+            groups[n] = joined
+    return groups
+
+
+def _shared(groups, name):
+    """The names sharing memory with ``name`` (none for None: not a name)."""
+    return set() if name is None else groups.get(name, {name})
 
 
 def _unparse(node):
@@ -102,8 +211,9 @@ def _viewed(value, op):
     if not isinstance(first, gast.Name):
         return None
     if op.kind is Kind.COPY or op.kind is Kind.PRIMITIVE and (
-            traits_of(op.fn).view or op.fn is operator.getitem and _basic(value.slice)):
-        return first.id
+            traits_of(op.fn).view or op.fn is operator.getitem and (
+                not isinstance(value, gast.Subscript) or _basic(value.slice))):
+        return first.id  # operator.getitem(x, i) called: a view, for all we know
     return None
 
 

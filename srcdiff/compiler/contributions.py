@@ -19,6 +19,7 @@ from ..rules.containers import WHOLE, from_array
 from . import syntax as S
 from .adjoint_state import ARITHMETIC, ITEM, OTHER, SCATTER
 from .analysis import Kind, target_names
+from .errors import CompileError
 from .inline import rule_syntax
 
 
@@ -37,14 +38,40 @@ def resolve_calls(facts, active, feeds, compile_call, names, depths, passed=()):
                 isinstance(a, gast.Name) and a.id in passed for a in op.inputs)):
             continue
         mask = tuple(isinstance(a, gast.Name) and feeds(s, a.id) for a in op.inputs)
-        numbers = tuple(("container",) + depths[a.id] if isinstance(a, gast.Name)
-                        and depths.get(a.id, (0,))[0] else _is_number(facts, a)
-                        for a in op.inputs)
-        unit = compile_call(op.fn, mask, numbers, s, op.inputs)
+        unit = compile_call(op.fn, mask, _kinds(facts, op, depths), s, op.inputs)
         calls[id(s)] = (unit, names.fresh(targets[0] + "_tape"))
         if unit.several and isinstance(s.targets[0], gast.Name):
             tuples.add(s.targets[0].id)  # t[k]'s adjoint is the k-th of a list
     return calls, tuples
+
+
+def callee_writes(facts, calls, compile_call, depths):
+    """id(call statement) -> the positions of the arguments the user function it calls
+    may write into (its unit's ``mutated``), for every call: one whose result is not
+    active is compiled with no active argument to learn it, and one that cannot be
+    compiled may write into any of its arguments."""
+    writes = {}
+    for s in facts.exprs + facts.assigns:
+        op = facts.ops[id(s)]
+        if op.kind is not Kind.CALL:
+            continue
+        if id(s) in calls:
+            unit = calls[id(s)][0]
+        else:
+            try:
+                unit = compile_call(op.fn, (False,) * len(op.inputs),
+                                    _kinds(facts, op, depths), s, op.inputs)
+            except (CompileError, TypeError):  # TypeError: called with arguments it
+                writes[id(s)] = tuple(range(len(op.inputs)))  # does not take
+                continue
+        writes[id(s)] = tuple(unit.mutated)
+    return writes
+
+
+def _kinds(facts, op, depths):
+    """What the callee of ``op`` is compiled for, argument by argument (cache.py)."""
+    return tuple(("container",) + depths[a.id] if isinstance(a, gast.Name)
+                 and depths.get(a.id, (0,))[0] else _is_number(facts, a) for a in op.inputs)
 
 
 def _is_number(facts, node):

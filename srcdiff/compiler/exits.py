@@ -41,6 +41,8 @@ class ExitLowering:
         if early:
             body = ([S.assign(self.returned, S.const(False)), S.assign(self.retval, S.const(None))]
                     + body + [gast.Return(value=S.name(self.retval))])
+        elif not (body and isinstance(body[-1], gast.Return)):
+            body = body + [gast.Return(value=S.const(None))]  # falling off the end: None
         node.body = body
         return node
 

@@ -21,13 +21,13 @@ import numpy as np
 from .. import _recording
 from . import checks
 from . import syntax as S
-from .aliasing import check_effects, check_views
+from .aliasing import check_call_writes, check_effects, check_views, written_names
 from .analysis import Describer, activity, adjoint_inputs, check_modelled, varied_names
 from .backward import Backward
 from .codegen import Refs, compile_source, to_source
 from .containers import (check_appends, check_fields, check_one_kind, container_depths,
                          definite)
-from .contributions import Contributions, resolve_calls
+from .contributions import Contributions, callee_writes, resolve_calls
 from .errors import CompileError, InvariantError
 from .facts import gather
 from .exits import ExitLowering
@@ -213,7 +213,7 @@ def compile_unit(fn, active, scalars, cache, lifted=(), ranks=(), functions=()):
     source = to_source([forward, backward])
     scope = compile_source(source, namespace, fn.__qualname__)
     dependencies = _dependencies(fn, parsed, live)
-    mutated = tuple(i for i, p in enumerate(params) if p in pair.facts.written)
+    mutated = tuple(i for i, p in enumerate(params) if p in pair.written)
     unit = Unit(name, scope[forward.name], scope[backward.name], source, params, wrt, fn,
                 dependencies, mutated)
     unit.callees = tuple(callee for callee, _ in pair.calls.values())
@@ -241,6 +241,7 @@ class Pair:
     facts: object        # the Facts of the normalised body
     plan: Plan           # what the forward pass saves
     depths: dict         # the names holding containers, and how deep (containers.py)
+    written: set         # the names whose arrays the body may write into (aliasing.py)
 
 
 def reverse(parsed, body, wrt, names, refs, compile_call, scalar_params, param_depths=None,
@@ -259,7 +260,8 @@ def reverse(parsed, body, wrt, names, refs, compile_call, scalar_params, param_d
     active = activity(facts, wrt) | set(wrt)
     check_modelled(facts, active, source_map)
     check_views(facts, source_map)
-    check_effects(facts, varied_names(facts, wrt), source_map, active)
+    varied = varied_names(facts, wrt)
+    check_effects(facts, varied, source_map, active)
     check_appends(facts, source_map)
     namer = Namer(names)
     feeds = adjoint_inputs(facts, active, wrt)
@@ -267,6 +269,8 @@ def reverse(parsed, body, wrt, names, refs, compile_call, scalar_params, param_d
     depths, _ = container_depths(facts, param_depths)
     calls, tuples = resolve_calls(facts, active, feeds, compile_call, names, depths,
                                   parsed.passed)
+    writes = callee_writes(facts, calls, compile_call, depths)
+    check_call_writes(facts, writes, varied, active, source_map)
     depths, mixed = container_depths(facts, param_depths, {
         k: unit.depth for k, (unit, _) in calls.items() if getattr(unit, "depth", 0)})
     check_one_kind(facts, mixed & active, source_map)
@@ -305,7 +309,8 @@ def reverse(parsed, body, wrt, names, refs, compile_call, scalar_params, param_d
     live = (live_names(code) & facts.primal) - adjoints
     forward_code = forward.body(plan, ret, live, shape_only(code, live))
     return Pair(forward_code, code, result, outputs, active, namer, forward.tape_names,
-                forward.consumed(), calls, backward.unconnected, facts, plan, depths)
+                forward.consumed(), calls, backward.unconnected, facts, plan, depths,
+                written_names(facts, writes))
 
 
 def function_arguments(inputs, resolve):
