@@ -29,6 +29,33 @@ def check_three_ways(f, args, wrt=0):
         np.testing.assert_allclose(np.asarray(g), e, rtol=1e-9, atol=1e-12)
 
 
+# --- lambdas as the differentiated function -----------------------------------
+
+MODULE_LAMBDA = lambda x: np.sum(np.tanh(x * W) ** 2)  # noqa: E731
+LAMBDA_WITH_A_DEFAULT = lambda x, c=0.5: np.sum(np.exp(x * c)) * c  # noqa: E731
+TWO_ON_ONE_LINE = (lambda x: np.sum(x ** 3), lambda x: np.sum(np.cos(x) * W))  # noqa: E731
+RECURSIVE_LAMBDA = lambda x, n: x if n == 0 else np.sin(RECURSIVE_LAMBDA(x, n - 1)) * x  # noqa
+CALLS_A_HELPER = lambda x: np.sum(power(x, 2) * W)  # noqa: E731
+
+
+def top_recursive_lambda(x):
+    return np.sum(RECURSIVE_LAMBDA(x, 3))
+
+
+@pytest.mark.parametrize("f", [MODULE_LAMBDA, LAMBDA_WITH_A_DEFAULT, *TWO_ON_ONE_LINE,
+                               CALLS_A_HELPER, top_recursive_lambda],
+                         ids=["module", "default", "first_on_a_line", "second_on_a_line",
+                              "calls_a_helper", "recursive"])
+def test_a_lambda_is_compiled_like_a_def(f):
+    check_three_ways(f, (X.copy(),))
+
+
+def test_a_lambda_without_source_is_refused():
+    made = eval("lambda x: x * 2.0")  # noqa: S307  (no file holds its source)
+    with pytest.raises(sd.CompileError, match="lambda"):
+        sd.grad(made)(1.0)
+
+
 # --- local functions ----------------------------------------------------------
 
 def closure_over_active_local(x):

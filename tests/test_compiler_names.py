@@ -14,6 +14,7 @@ import srcdiff as sd
 from srcdiff import rules
 from srcdiff.compiler import codegen, inline
 from srcdiff.compiler.names import Names
+from compiler_programs import check_grad
 from util import module_from_source, numerical_grad
 
 COMPILER = pathlib.Path(codegen.__file__).parent
@@ -147,3 +148,14 @@ FACTOR = 3.0
 
 def cube_grad_again(g, ans, x):
     return g * FACTOR * x ** 2
+
+
+def underscore_first(x):
+    _, log_det = np.linalg.slogdet(np.outer(x, x) + np.eye(3))
+    __, b = np.sin(x), np.cos(x)
+    return log_det + np.sum(b) + np.sum(_ * 0.0)
+
+
+def test_an_underscore_target_of_a_call_with_several_results():
+    # the call's tape is named after its first target: "_" must still give a name
+    check_grad(underscore_first, (np.array([0.3, -0.5, 0.8]),))

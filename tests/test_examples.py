@@ -23,8 +23,7 @@ import _engines  # noqa: E402
 MODELS = {
     "logistic_regression": None,
     "neural_net": None,
-    "gaussian_process": "a module-level lambda as the differentiated function (its source "
-                        "is an expression, not a def)",
+    "gaussian_process": None,
     "rnn": None,
     "lstm": None,
     "convnet": "layer.forward(...) on items of a list of objects of different classes: "

@@ -8,13 +8,12 @@ Either is inlined only if it compiles to the rule's own code (``parse.compiles_t
 a rule whose file changed after import is called, not inlined.
 """
 import functools
-import linecache
 
 import gast
 
 from . import syntax as S
 from .errors import CompileError
-from .parse import compiles_to, read_def
+from .parse import find_lambda, read_def
 
 
 class RuleSyntax:
@@ -96,23 +95,8 @@ def rule_syntax(fn):
 
 
 def _find_lambda(fn):
-    code = fn.__code__
-    if code.co_name != "<lambda>":
-        return None
-    positions = [p for p in code.co_positions() if p[0] is not None and p[2] is not None]
-    body_positions = [p for p in positions if p[0] >= code.co_firstlineno]
-    if not body_positions:
-        return None
-    # The first positioned instruction after RESUME lies inside the lambda's body.
-    line, _, col, _ = next((p for p in body_positions if (p[2], p[3]) != (0, 0)),
-                           body_positions[0])
-    tree = _module_tree(code.co_filename)
-    best = None
-    for node in gast.walk(tree):
-        if isinstance(node, gast.Lambda) and _contains(node.body, line, col):
-            if best is None or _contains(best.body, node.body.lineno, node.body.col_offset):
-                best = node
-    return best if best is not None and compiles_to(gast.gast_to_ast(best), fn) else None
+    node = find_lambda(fn)
+    return gast.ast_to_gast(node) if node is not None else None
 
 
 def _find_def(fn):
@@ -128,14 +112,3 @@ def _returned(node):
     if len(body) != 1 or not isinstance(body[0], gast.Return):
         raise LookupError(f"rule {node.name} must be a single return statement to be inlined")
     return body[0].value
-
-
-@functools.lru_cache(maxsize=None)
-def _module_tree(filename):
-    return gast.parse("".join(linecache.getlines(filename)))
-
-
-def _contains(node, line, col):
-    start = (node.lineno, node.col_offset)
-    end = (node.end_lineno, node.end_col_offset)
-    return start <= (line, col) < end

@@ -102,6 +102,8 @@ class Names:
 
     def fresh(self, hint):
         hint = hint.strip("_") or "t"
+        if not hint[0].isalpha():  # "__1_tape" of a target "__1": "1_tape" is no name
+            hint = "t" + hint
         if self._free(hint):
             self.taken.add(hint)
             return hint

@@ -132,10 +132,7 @@ def require_function(fn):
 
 def _parse_function(fn):
     require_function(fn)
-    if fn.__name__ == "<lambda>":
-        raise CompileError(f"cannot compile the lambda {fn!r}: its source is not a "
-                           "statement", hint="Define the function with 'def' instead.")
-    tree, source_map = read_def(fn)
+    tree, source_map = read_lambda(fn) if fn.__code__.co_name == "<lambda>" else read_def(fn)
     _mangle(tree, fn.__qualname__)
     with _recursion_room():  # gast's conversion recurses a few frames a level
         node = gast.ast_to_gast(tree)
@@ -158,6 +155,61 @@ def read_def(fn):
                                 "cell; functions made with exec() have no source.") from None
     source_map = SourceMap(filename, first_line or 1, linecache.getlines(filename) or lines)
     return _statement(fn, "".join(lines), source_map), source_map
+
+
+def read_lambda(fn):
+    """A ``def`` (an ``ast`` node) that returns the body of the lambda ``fn``, and the
+    :class:`SourceMap` of its file: the lambda is found where its code says it is,
+    and checked to be the code that runs."""
+    node = find_lambda(fn)
+    if node is None:
+        raise CompileError(f"cannot read the source of the lambda {fn!r} (it was made "
+                           "with exec(), or its file changed since)",
+                           hint="Define the function with 'def' instead.")
+    filename = inspect.getsourcefile(fn.__code__) or fn.__code__.co_filename
+    body = ast.copy_location(ast.Return(value=node.body), node.body)
+    stmt = ast.copy_location(ast.FunctionDef(
+        name=unit_name(fn), args=node.args, body=[body], decorator_list=[], returns=None,
+        type_comment=None), node)
+    source_map = SourceMap(filename, 1, linecache.getlines(filename))
+    _check_nesting(stmt, source_map)
+    return stmt, source_map
+
+
+def find_lambda(fn):
+    """The ``ast.Lambda`` of ``fn`` in its file (the innermost one holding the first
+    position its code records), if it compiles to ``fn``'s code; else None."""
+    code = fn.__code__
+    if code.co_name != "<lambda>":
+        return None
+    positions = [p for p in code.co_positions() if p[0] is not None and p[2] is not None
+                 and p[0] >= code.co_firstlineno]
+    if not positions:
+        return None
+    # the first positioned instruction after RESUME lies inside the lambda's body
+    line, _, col, _ = next((p for p in positions if (p[2], p[3]) != (0, 0)), positions[0])
+    try:
+        tree = ast.parse("".join(linecache.getlines(code.co_filename)))
+    except (SyntaxError, ValueError):
+        return None
+    best = None
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Lambda) and _contains(node.body, line, col):
+            if best is None or _contains(best.body, node.body.lineno, node.body.col_offset):
+                best = node
+    return best if best is not None and compiles_to(best, fn) else None
+
+
+def _contains(node, line, col):
+    start = (node.lineno, node.col_offset)
+    end = (node.end_lineno, node.end_col_offset)
+    return start <= (line, col) < end
+
+
+def unit_name(fn):
+    """The name generated code gives ``fn``'s passes (``NAME_forward``): its own, or
+    ``lambda`` for a lambda."""
+    return fn.__name__ if fn.__name__.isidentifier() else "lambda"
 
 
 def _statement(fn, source, source_map):

@@ -17,7 +17,7 @@ import gast
 
 from .errors import CompileError, InvariantError
 from .exits import has_early_return
-from .parse import parse_function
+from .parse import parse_function, unit_name
 
 
 class Recursive:
@@ -26,7 +26,7 @@ class Recursive:
     def __init__(self, fn, active):
         code = fn.__code__
         self.fn = fn
-        self.name = code.co_name
+        self.name = unit_name(fn)
         # one per active argument, lifted ones and *args' included: a caller pairs
         # them with its arguments (their names only need to differ from ``unconnected``)
         params = code.co_varnames[:code.co_argcount]

@@ -37,7 +37,7 @@ from .methods import receivers
 from .names import Names
 from .normalize import Normalizer
 from .optimize import live_names, propagate_copies
-from .parse import parse_function
+from .parse import parse_function, unit_name
 from .plan import Namer, Plan, Replay, make_plan
 from .runtime import FreeValues
 from .varargs import expand_varargs
@@ -156,7 +156,7 @@ def compile_unit(fn, active, scalars, cache, lifted=(), ranks=(), functions=()):
         values = refs.bind(FreeValues(fn), "free_values")
         node.body[:0] = [S.assign(n, gast.Subscript(value=values, slice=S.const(n),
                                                     ctx=gast.Load())) for n in live]
-    name = fn.__name__
+    name = unit_name(fn)
     for own in (f"{name}_forward", f"{name}_backward"):  # taken: a callee of the same
         refs.bind(object(), own)                          # name is bound under another
 
