@@ -132,10 +132,13 @@ def test_a_callable_without_python_source_is_a_type_error(api, kind):
     assert "call it from one instead" in message
 
 
-def test_the_command_line_reports_a_callable_without_source_in_one_line(tmp_path):
+def test_the_command_line_reports_a_callable_without_source_in_one_line(tmp_path, capsys):
     from srcdiff.__main__ import main
     path = tmp_path / "aliases.py"
     path.write_text("import numpy as np\nsine = np.sin\n")
     with pytest.raises(SystemExit) as info:
         main(["show", f"{path}:sine"])
-    assert str(info.value).startswith("srcdiff: sd.adjoint_source needs a Python function")
+    assert info.value.code == 2
+    error = capsys.readouterr().err
+    assert error.startswith("python -m srcdiff: error: sd.adjoint_source needs a Python "
+                            "function") and error.count("\n") == 1

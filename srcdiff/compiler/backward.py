@@ -22,6 +22,7 @@ from ..rules.containers import join_lists, zero_adjoints
 from . import syntax as S
 from .adjoint_state import OTHER, OWNED, SET, UNSET, Flow, advance, join, own
 from .analysis import Kind, refusal, target_names
+from .codegen import comment_marker, is_comment_marker
 from .contributions import _index_value, _Scatter, how as how_of
 from .plan import Marks
 
@@ -79,7 +80,10 @@ class Backward:
         last_comment = None
         for s in reversed(stmts):
             block = self.reverse_stmt(s)
-            if block and _is_comment(block[0]):
+            if code and block and isinstance(s, (gast.If, gast.For, gast.While)):
+                # ends the block before it (codegen.Block); none first, so elif stays elif
+                block = [Comment("", None)] + block
+            elif block and _is_comment(block[0]):
                 if block[0].value.value == last_comment:
                     block = block[1:]  # one comment per source line
                 else:
@@ -130,7 +134,7 @@ class Backward:
         line = self.source_map.line(s)
         number = self.source_map.file_line(s)
         text = f"line {number}: {line.strip()}" if line else f"line {number}"
-        return [Comment(text)] + code
+        return [Comment(text, number)] + code
 
     def reverse_assign(self, s, x):
         op = self.ops[id(s)]
@@ -436,14 +440,16 @@ class Backward:
         return refusal(self.source_map, s, op)
 
 
-def Comment(text):
-    """A marker statement that code generation turns into a ``#`` comment line."""
-    return gast.Expr(value=S.const("\0comment\0" + text))
+def Comment(text, line):
+    """A marker statement that code generation turns into a ``#`` comment line heading
+    the adjoint block of source line ``line`` (see ``codegen.Block``); with line None,
+    one that only ends the block before it, and leaves no line."""
+    return gast.Expr(value=S.const(comment_marker(text, line)))
 
 
 def _is_comment(s):
     return (isinstance(s, gast.Expr) and isinstance(s.value, gast.Constant)
-            and isinstance(s.value.value, str) and s.value.value.startswith("\0comment\0"))
+            and isinstance(s.value.value, str) and is_comment_marker(s.value.value))
 
 
 def _has_code(stmts):

@@ -1,9 +1,14 @@
-"""Code generation: syntax tree to readable source, compiled and registered with linecache."""
+"""Code generation: syntax tree to readable source, compiled and registered with linecache.
+
+The source comes with its map (:class:`Block`): where the adjoint block of each
+source line lies in the text, read from the statements themselves, not the text.
+"""
 import ast
 import builtins
 import itertools
 import linecache
 import types
+from typing import NamedTuple
 
 import gast
 import numpy as np
@@ -71,23 +76,111 @@ class Refs:
 _MISSING = object()
 
 
+class Block(NamedTuple):
+    """The adjoint block one source line produced, as it lies in the generated text.
+
+    ``first`` (its ``# line N`` comment) to ``last`` are 1-based lines of the text
+    ``to_source`` returned: the comment's statement and the ones after it in the same
+    body, up to the next comment or a compound statement holding blocks of its own
+    (the structure around blocks belongs to none).  ``context``: the headers of the
+    compound statements around it, outermost first (``else:`` for an else branch)."""
+    line: int         # the line of the user's file
+    first: int
+    last: int
+    context: tuple
+
+
+def comment_marker(text, line):
+    """A string constant that ``to_source`` turns into ``# text``, heading the block of
+    source line ``line``; with line None, one it drops, which ends the block before it."""
+    return f"{_COMMENT}{line or 0}\0{text}"
+
+
+
+def is_comment_marker(value):
+    return value.startswith(_COMMENT)
+
+
 def to_source(functions):
-    """Readable Python source for a list of gast FunctionDefs."""
+    """Readable Python source for a list of gast FunctionDefs, and its adjoint blocks
+    (a tuple of :class:`Block`, in the order of the text)."""
     module = gast.Module(body=functions, type_ignores=[])
     tree = ast.fix_missing_locations(gast.gast_to_ast(module))
     text = ast.unparse(tree)  # clean output: np.tanh(W @ x), no redundant parentheses
+    try:  # the same statements, parsed back: where each lies in ``text``
+        found = list(_blocks(ast.parse(text).body, (), text.splitlines()))
+    except (SyntaxError, RecursionError):  # beyond Python: compile_source says so
+        found = []
     lines = []
-    for line in text.splitlines():
-        stripped = line.strip()
-        if stripped.startswith(("'\\x00comment", '"\\x00comment')):
+    moved = {}  # a line of ``text`` -> its line in the result (blank lines are added)
+    for number, line in enumerate(text.splitlines(), 1):
+        marker = _marker(line.strip())
+        if marker is not None and not marker[0]:
+            continue  # an end of block: no line
+        if marker is not None:
             indent = line[:len(line) - len(line.lstrip())]
-            comment = ast.literal_eval(stripped)[len(_COMMENT):]
             if lines and lines[-1].strip() and not lines[-1].rstrip().endswith(":"):
                 lines.append("")
-            lines.append(f"{indent}# {comment}")
+            lines.append(f"{indent}# {marker[1]}")
         else:
             lines.append(line)
-    return "\n".join(lines) + "\n"
+        moved[number] = len(lines)
+    blocks = tuple(Block(line, moved[first], moved[last], context)
+                   for line, first, last, context in found)
+    return "\n".join(lines) + "\n", blocks
+
+
+def _marker(stripped):
+    """(source line, comment text) if ``stripped`` is a marker's unparsed line."""
+    if not stripped.startswith(("'\\x00comment", '"\\x00comment')):
+        return None
+    return _read_marker(ast.literal_eval(stripped))
+
+
+def _read_marker(value):
+    line, text = value[len(_COMMENT):].split("\0", 1)
+    return int(line), text
+
+
+def _marker_of(stmt):
+    """The source line of a marker statement, None for any other statement."""
+    if (isinstance(stmt, ast.Expr) and isinstance(stmt.value, ast.Constant)
+            and isinstance(stmt.value.value, str) and is_comment_marker(stmt.value.value)):
+        return _read_marker(stmt.value.value)[0]
+    return None
+
+
+def _blocks(body, context, text):
+    """(source line, first, last, context) of each block in the ``ast`` statements
+    ``body`` and the bodies nested in them, in textual order; ``text``: their lines."""
+    head = last = None  # (source line, first line) of the block being read; its end
+    for stmt in body:
+        line = _marker_of(stmt)
+        nested = [] if line is not None else list(_nested(stmt, context, text))
+        # the function's return ends a block: it is no source line's adjoint
+        if head is not None and (line is not None or nested or isinstance(stmt, ast.Return)):
+            yield (*head, last, context)
+            head = None
+        if line:  # 0: an end of block
+            head = (line, stmt.lineno)
+        yield from nested
+        last = stmt.end_lineno
+    if head is not None:
+        yield (*head, last, context)
+
+
+def _nested(stmt, context, text):
+    if isinstance(stmt, ast.FunctionDef):  # the forward and backward functions
+        yield from _blocks(stmt.body, context, text)
+    if not isinstance(stmt, (ast.If, ast.For, ast.While)):
+        return
+    header = text[stmt.lineno - 1].strip()
+    yield from _blocks(stmt.body, context + (header,), text)
+    orelse = stmt.orelse
+    if len(orelse) == 1 and text[orelse[0].lineno - 1].lstrip().startswith("elif "):
+        yield from _nested(orelse[0], context + (header,), text)  # unparsed as elif
+    elif orelse:
+        yield from _blocks(orelse, context + (header, "else:"), text)
 
 
 def compile_source(text, namespace, label):

@@ -44,7 +44,7 @@ from .varargs import expand_varargs
 
 
 class Unit:
-    __slots__ = ("name", "forward", "backward", "source", "params", "wrt", "_fn",
+    __slots__ = ("name", "forward", "backward", "source", "blocks", "params", "wrt", "_fn",
                  "dependencies", "mutated", "callees", "unconnected", "several",
                  "depth", "__weakref__")
 
@@ -59,6 +59,7 @@ class Unit:
         self._fn = weakref.ref(fn)    # weak: the cache must not keep a function alive
         self.dependencies = dependencies  # (namespace or cell, name, object) the code was built on
         self.mutated = mutated        # indices of parameters the function writes into
+        self.blocks = ()              # where each source line's adjoint block lies in source
         self.callees = ()             # the compiled units of the functions it calls
         self.unconnected = ()         # active parameters the result does not depend on
         self.several = False          # whether it returns a tuple of results
@@ -210,12 +211,13 @@ def compile_unit(fn, active, scalars, cache, lifted=(), ranks=(), functions=()):
     namespace = {**parsed.namespace, **refs.bound}
     if checks.enabled():
         checks.check_pair(forward, backward, namespace, node)
-    source = to_source([forward, backward])
+    source, blocks = to_source([forward, backward])
     scope = compile_source(source, namespace, fn.__qualname__)
     dependencies = _dependencies(fn, parsed, live)
     mutated = tuple(i for i, p in enumerate(params) if p in pair.written)
     unit = Unit(name, scope[forward.name], scope[backward.name], source, params, wrt, fn,
                 dependencies, mutated)
+    unit.blocks = blocks  # codegen.Block: the side-by-side view's map (srcdiff/view.py)
     unit.callees = tuple(callee for callee, _ in pair.calls.values())
     unit.unconnected = pair.unconnected
     unit.several = len(outputs) > 1  # it returns a tuple
