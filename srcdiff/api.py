@@ -9,6 +9,7 @@ import inspect
 
 import numpy as np
 
+from .compiler.errors import entry_point
 from .compiler.parse import check_function
 from .compiler.cache import CACHE, ranks_of
 from .nest import unwrapped as _raw
@@ -203,6 +204,7 @@ def value_and_grad(f, wrt=0, has_aux=False, verbose=False):
     asked = [order.index(i) for i in positions]
     pairs = list(zip(asked, positions))  # (place in the backward's answer, argument)
 
+    @entry_point
     @functools.wraps(f)
     def value_and_gradient(*args):
         taped = recorded(args)
@@ -252,7 +254,7 @@ def grad(f, wrt=0, has_aux=False, verbose=False):
     value_and_gradient = value_and_grad(f, wrt, has_aux, verbose)
 
     @functools.wraps(f)
-    def gradient(*args):
+    def gradient(*args):  # value_and_gradient is the entry point: one frame less
         value, g = value_and_gradient(*args)
         return (g, value[1]) if has_aux else g
 
@@ -260,6 +262,7 @@ def grad(f, wrt=0, has_aux=False, verbose=False):
     return gradient
 
 
+@entry_point
 def vjp(f, *args):
     """``(f(*args), pullback)``: ``pullback(dy)`` gives the adjoint of every argument."""
     check_function(f, "sd.vjp")
@@ -304,6 +307,7 @@ def jacobian(f, wrt=0):
         return on_tape
     units = _Units(f, positions)
 
+    @entry_point
     @functools.wraps(f)
     def jac(*args):
         taped = recorded(args)
@@ -333,6 +337,7 @@ def jacobian(f, wrt=0):
     return jac
 
 
+@entry_point
 def adjoint_source(f, wrt=0):
     """The generated forward and backward passes of ``f`` for the argument(s) ``wrt``."""
     f = getattr(f, "python_function", f)

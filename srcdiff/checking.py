@@ -18,6 +18,7 @@ import numpy as np
 
 from . import nest
 from .api import _positions, grad, vjp
+from .compiler.errors import entry_point
 from .rules.containers import CONTAINERS
 from .tape import GradientTape, UnconnectedGradients
 from .tensor import _raw, convert_to_tensor
@@ -28,6 +29,7 @@ _DEFAULTS = {np.dtype(np.float16): (1e-1, 5e-2), np.dtype(np.float32): (1e-3, 2e
              np.dtype(np.float64): (1e-5, 1e-5)}
 
 
+@entry_point
 def check_grads(f, args, order=1, wrt=None, eps=None, rtol=None):
     """Check srcdiff's gradients of ``f`` at ``args`` against central finite differences.
 

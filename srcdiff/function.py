@@ -24,7 +24,7 @@ import numpy as np
 
 from . import nest
 from ._recording import STATE
-from .compiler.errors import CompileError
+from .compiler.errors import CompileError, for_user
 from .compiler.parse import check_function, parse_function
 from .compiler.cache import CACHE, ranks_of
 from .ops.array_ops import identity
@@ -63,7 +63,7 @@ class Function:
             return self._call(args)
         except CompileError as error:
             if self.fallback != "eager":
-                raise
+                raise for_user(error)  # srcdiff's frames are hidden: SRCDIFF_DEBUG=1 shows them
             warnings.warn(f"srcdiff cannot compile {self.__qualname__}; running it on the "
                           f"eager tape instead:\n{error}", stacklevel=2)
             self._eager = True

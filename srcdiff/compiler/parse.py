@@ -127,14 +127,20 @@ def require_function(fn):
     """Raise CompileError unless ``fn`` is a Python function (with code to read)."""
     if not inspect.isfunction(fn):
         raise CompileError(f"cannot compile {fn!r}: only Python functions defined with "
-                           "'def' have source to transform")
+                           "'def' have source to transform",
+                           hint="Call it from a function defined with 'def', and "
+                                "differentiate that.")
 
 
 def _parse_function(fn):
     require_function(fn)
     if fn.__name__ == "<lambda>":
-        raise CompileError(f"cannot compile the lambda {fn!r}: its source is not a "
-                           "statement", hint="Define the function with 'def' instead.")
+        code = fn.__code__
+        line = linecache.getline(code.co_filename, code.co_firstlineno) or None
+        raise CompileError("cannot compile a lambda: srcdiff compiles the statements of a "
+                           "function defined with 'def'", code.co_filename,
+                           code.co_firstlineno, max(line.find("lambda"), 0) if line else 0,
+                           line, hint="Define the function with 'def' instead.")
     tree, source_map = read_def(fn)
     _mangle(tree, fn.__qualname__)
     with _recursion_room():  # gast's conversion recurses a few frames a level
@@ -183,8 +189,9 @@ def _statement(fn, source, source_map):
             stmt, fn):
         raise changed
     if isinstance(stmt, ast.AsyncFunctionDef):
-        raise CompileError(f"cannot compile {fn.__qualname__}: it is not a plain 'def'",
-                           hint="Differentiate a plain function the coroutine calls.")
+        raise source_map.error(stmt, f"cannot compile {fn.__qualname__}: it is not a plain "
+                               "'def'", hint="Differentiate a plain function the coroutine "
+                                             "calls.")
     return stmt
 
 
