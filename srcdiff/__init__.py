@@ -16,6 +16,7 @@ from .ops.gradient_ops import custom_gradient, register_gradient  # noqa: F401
 from .ops.linalg_ops import einsum, matmul, tensordot  # noqa: F401
 from .ops.math_ops import *  # noqa: F401,F403
 from .api import adjoint_source, grad, jacobian, value_and_grad, vjp  # noqa: F401
+from .checking import check_grads  # noqa: F401
 from .compiler.errors import CompileError  # noqa: F401
 from .function import clear_cache, function  # noqa: F401
 from .tape import GradientTape, UnconnectedGradients  # noqa: F401

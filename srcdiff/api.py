@@ -9,13 +9,14 @@ import inspect
 
 import numpy as np
 
+from .compiler.errors import entry_point
 from .compiler.parse import check_function
 from .compiler.cache import CACHE, ranks_of
 from .nest import unwrapped as _raw
 from .view import AdjointSource
-from .rules.containers import CONTAINERS, dense
+from .rules.containers import CONTAINERS, Items, dense, zeros_like
 from .function import (DERIVATIVES, Derivative, is_scalar as _is_scalar, kind as _kind,
-                       on_tapes, on_tensors, recorded, with_defaults)
+                       on_tapes, on_tensors, recorded, split_aux, with_defaults)
 
 
 _PLAIN = (np.ndarray, float, int)  # the values most calls pass: nothing to unwrap or ask
@@ -125,6 +126,9 @@ def _describe(value):
 def _scalar_output(fn, y):
     if type(y) is float:  # scalar code stays on Python floats
         return 1.0
+    if isinstance(y, tuple):
+        raise ValueError(f"grad of {fn.__qualname__} needs a scalar output, but it returned "
+                         f"a tuple of {len(y)}; if it returns (value, aux), pass has_aux=True")
     _numeric_output(fn, y)
     if isinstance(y, np.generic):  # a NumPy scalar, e.g. from np.mean: one of its type
         return type(y)(1)
@@ -152,7 +156,17 @@ def _as_tuple(grads, count):
     return grads if count > 1 else (grads,)
 
 
-def _derivative(kind, f, positions, single):
+def _aux_cotangent(unit, out, seed):
+    """The backward pass's cotangent for ``out = (value, aux)``: ``seed`` for the value,
+    zero for aux, which is passed through, not differentiated.  A unit returning the
+    pair as two results takes a tuple of adjoints; one returning it as one tuple
+    (``return pair``), the adjoint of a container."""
+    if unit.several:
+        return seed, zeros_like(out[1])
+    return Items(out, {0: seed})
+
+
+def _derivative(kind, f, positions, single, has_aux=False):
     """``(Derivative, function)``: the function is None when ``f`` is not itself a
     derivative srcdiff made (compiled code computes it); else it computes the
     ``kind`` (``grad``...) derivative of ``f`` and is registered as one srcdiff made.
@@ -160,7 +174,7 @@ def _derivative(kind, f, positions, single):
     A derivative of a derivative runs on nested eager tapes (``function.on_tapes``):
     compiling the inner derivative's wrapper is impossible, and compiling the function
     it wraps instead would give a lower derivative."""
-    derivative = Derivative(kind, f, positions, single)
+    derivative = Derivative(kind, f, positions, single, has_aux)
     if f not in DERIVATIVES:
         return derivative, None
     compute = functools.wraps(f)(on_tapes(derivative))
@@ -168,11 +182,22 @@ def _derivative(kind, f, positions, single):
     return derivative, compute
 
 
-def value_and_grad(f, wrt=0, verbose=False):
-    """A function returning ``(f(*args), df/d args[wrt])`` through compiled adjoint code."""
+def value_and_grad(f, wrt=0, has_aux=False, verbose=False):
+    """A function returning ``(f(*args), df/d args[wrt])`` through compiled adjoint code.
+
+    ``wrt`` is as for :func:`grad`.  With ``has_aux=True``, ``f`` returns a pair
+    ``(value, aux)``; ``aux`` (any pytree) is passed through, not differentiated, and
+    the result is ``((value, aux), gradient)``::
+
+        def loss(w, x):
+            pred = np.tanh(x @ w)
+            return np.sum(pred ** 2), {"pred": pred}
+
+        (value, aux), dw = sd.value_and_grad(loss, has_aux=True)(w, x)
+    """
     check_function(f, "sd.value_and_grad")
     positions, single = _positions(f, wrt)
-    derivative, on_tape = _derivative("value_and_grad", f, positions, single)
+    derivative, on_tape = _derivative("value_and_grad", f, positions, single, has_aux)
     if on_tape is not None:
         return on_tape
     units = _Units(f, positions)
@@ -180,6 +205,7 @@ def value_and_grad(f, wrt=0, verbose=False):
     asked = [order.index(i) for i in positions]
     pairs = list(zip(asked, positions))  # (place in the backward's answer, argument)
 
+    @entry_point
     @functools.wraps(f)
     def value_and_gradient(*args):
         taped = recorded(args)
@@ -187,7 +213,11 @@ def value_and_grad(f, wrt=0, verbose=False):
             return on_tensors(derivative, taped)
         unit, raw = _prepare(units, args)
         y, tape = unit.run(raw)
-        grads = unit.backward(tape, _scalar_output(f, y))
+        if has_aux:
+            seed = _scalar_output(f, split_aux(f, y)[0])
+            grads = unit.backward(tape, _aux_cotangent(unit, y, seed))
+        else:
+            grads = unit.backward(tape, _scalar_output(f, y))
         if single:
             return y, _like(grads if len(order) == 1 else grads[asked[0]], raw[positions[0]])
         grads = _as_tuple(grads, len(order))
@@ -199,26 +229,41 @@ def value_and_grad(f, wrt=0, verbose=False):
     return value_and_gradient
 
 
-def grad(f, wrt=0, verbose=False):
+def grad(f, wrt=0, has_aux=False, verbose=False):
     """A compiled function returning df/dx for the argument(s) ``wrt`` of scalar ``f``.
 
     ``wrt`` is an index or a parameter name (one gradient) or a tuple of them
-    (a tuple of gradients).  Each gradient has its argument's shape and dtype.
-    ``sd.grad(sd.grad(f))`` is the second derivative."""
+    (a tuple of gradients).  Each gradient has its argument's shape and dtype, and
+    an argument may be a pytree (dicts, lists, tuples of arrays and numbers): its
+    gradient has its structure.  ``sd.grad(sd.grad(f))`` is the second derivative.
+
+    ``has_aux=True`` (JAX's convention): ``f`` returns ``(value, aux)``, the gradient
+    is of ``value``, and the result is ``(gradient, aux)``, ``aux`` passed through::
+
+        def loss(w, x):
+            pred = x @ w
+            return np.mean(pred ** 2), pred
+
+        dw, pred = sd.grad(loss, has_aux=True)(w, x)
+
+    ``verbose=True`` prints the generated adjoint source (see ``sd.adjoint_source``).
+    Check a function's gradients, and the rules it relies on, with ``sd.check_grads``."""
     check_function(f, "sd.grad")
-    derivative, on_tape = _derivative("grad", f, *_positions(f, wrt))
+    derivative, on_tape = _derivative("grad", f, *_positions(f, wrt), has_aux)
     if on_tape is not None:
         return on_tape
-    value_and_gradient = value_and_grad(f, wrt, verbose)
+    value_and_gradient = value_and_grad(f, wrt, has_aux, verbose)
 
     @functools.wraps(f)
-    def gradient(*args):
-        return value_and_gradient(*args)[1]
+    def gradient(*args):  # value_and_gradient is the entry point: one frame less
+        value, g = value_and_gradient(*args)
+        return (g, value[1]) if has_aux else g
 
     DERIVATIVES[gradient] = derivative
     return gradient
 
 
+@entry_point
 def vjp(f, *args):
     """``(f(*args), pullback)``: ``pullback(dy)`` gives the adjoint of every argument."""
     check_function(f, "sd.vjp")
@@ -263,6 +308,7 @@ def jacobian(f, wrt=0):
         return on_tape
     units = _Units(f, positions)
 
+    @entry_point
     @functools.wraps(f)
     def jac(*args):
         taped = recorded(args)
@@ -292,6 +338,7 @@ def jacobian(f, wrt=0):
     return jac
 
 
+@entry_point
 def adjoint_source(f, wrt=0):
     """The generated forward and backward passes of ``f`` for the argument(s) ``wrt``:
     a str, shown in a notebook with each source line beside its adjoint block

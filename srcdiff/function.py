@@ -24,7 +24,7 @@ import numpy as np
 
 from . import nest
 from ._recording import STATE
-from .compiler.errors import CompileError
+from .compiler.errors import CompileError, for_user
 from .compiler.parse import check_function, parse_function
 from .compiler.cache import CACHE, ranks_of
 from .ops.array_ops import identity
@@ -63,7 +63,7 @@ class Function:
             return self._call(args)
         except CompileError as error:
             if self.fallback != "eager":
-                raise
+                raise for_user(error)  # srcdiff's frames are hidden: SRCDIFF_DEBUG=1 shows them
             warnings.warn(f"srcdiff cannot compile {self.__qualname__}; running it on the "
                           f"eager tape instead:\n{error}", stacklevel=2)
             self._eager = True
@@ -394,9 +394,23 @@ def _free_reads(fn, outer=frozenset()):
 
 # --- derivatives of derivatives ---
 
-Derivative = collections.namedtuple("Derivative", "kind fn positions single")
+Derivative = collections.namedtuple("Derivative", "kind fn positions single has_aux",
+                                    defaults=(False,))
 Derivative.__doc__ = """What a function ``sd.grad``, ``sd.value_and_grad`` or ``sd.jacobian``
-(``kind``) made computes: the derivative of ``fn`` for the arguments ``positions``."""
+(``kind``) made computes: the derivative of ``fn`` for the arguments ``positions``
+(``has_aux``: of the first of the pair ``fn`` returns, the second passed through)."""
+
+
+def split_aux(fn, out):
+    """``(value, aux)``: what ``fn``, differentiated with ``has_aux=True``, returned;
+    a TypeError unless it is a pair (JAX's convention)."""
+    if not (isinstance(out, tuple) and len(out) == 2):
+        what = (f"a tuple of {len(out)}" if isinstance(out, tuple)
+                else f"a {type(out).__qualname__}")
+        raise TypeError(f"with has_aux=True, {fn.__qualname__} must return a pair "
+                        f"(value, aux), but it returned {what}; return 'value, aux', or "
+                        "drop has_aux=True")
+    return out
 
 # The derivative functions srcdiff made.  Not an attribute: functools.wraps copies a
 # function's __dict__, so a user's decorator around one would pass for it.
@@ -419,10 +433,11 @@ def recorded(args):
     recording tape watches one of them, else None: a derivative computed at them
     must then be computed on tapes, which that tape records (see :func:`on_tensors`)."""
     tapes = STATE.tapes
-    if not tapes or not any(isinstance(a, _ArrayLike) for a in args):
+    if not tapes or not any(isinstance(a, _ArrayLike) for a in nest.flatten(list(args))):
         return None
-    args = [a.read_value() if isinstance(a, Variable) else a for a in args]
-    return args if any(t._tracks_any(args) for t in tapes) else None
+    args = [_read(a) for a in args]  # a pytree's leaves are sources too
+    leaves = nest.flatten(args)
+    return args if any(t._tracks_any(leaves) for t in tapes) else None
 
 
 def on_tensors(derivative, args):
@@ -441,15 +456,16 @@ def _tensor_form(fn):
 
 def _differentiate(derivative, form, args):
     """What ``derivative`` gives at ``args``, as Tensors, by a tape around ``form``."""
-    kind, fn, positions, single = derivative
+    kind, fn, positions, single, has_aux = derivative
     args = list(args)
     for i in set(positions):  # a copy each: f(x, x) has two sources
-        args[i] = identity(convert_to_tensor(args[i] if isinstance(args[i], _ArrayLike)
-                                             else np.asarray(args[i])))
+        args[i] = _source_copy(args[i])
     sources = [args[i] for i in positions]
     with GradientTape(persistent=kind == "jacobian") as tape:
         tape.watch(sources)
         y = form(*args)
+        if has_aux:
+            y, aux = split_aux(fn, y)
     zero = UnconnectedGradients.ZERO
     if kind == "jacobian":
         if isinstance(y, tuple):
@@ -464,7 +480,17 @@ def _differentiate(derivative, form, args):
                              "(of a gradient: the Hessian)")
         grads = tape.gradient(y, sources, unconnected_gradients=zero)
     grads = grads[0] if single else tuple(grads)
+    if has_aux:
+        return ((y, aux), grads) if kind == "value_and_grad" else (grads, aux)
     return (y, grads) if kind == "value_and_grad" else grads
+
+
+def _source_copy(value):
+    """A Tensor copy of ``value`` (of each leaf of a pytree): a source of its own."""
+    if isinstance(value, CONTAINERS):
+        return nest.rebuilt(value, [_source_copy(v) for v in nest.items(value)])
+    return identity(convert_to_tensor(value if isinstance(value, _ArrayLike)
+                                      else np.asarray(value)))
 
 
 def _describe(y):
@@ -474,12 +500,23 @@ def _describe(y):
 def _arrays(result, args, derivative):
     """``result`` with NumPy values for Tensors, each derivative in its argument's dtype."""
     def like(g, arg):
-        g = np.asarray(_raw(g))
+        if isinstance(arg, CONTAINERS):  # a pytree: its gradient has its structure
+            return nest.pack_sequence_as(arg, [like(*pair) for pair in zip(
+                nest.flatten(g), nest.flatten(arg))])
+        g = np.asarray(0.0 if g is None else _raw(g))  # None: an int leaf's
         if type(arg) is float and g.ndim == 0:
             return float(g)
         dtype = np.asarray(_raw(arg)).dtype
         return g.astype(dtype, copy=False) if dtype.kind in "fc" else g
 
+    if derivative.has_aux:  # aux passes through, as arrays
+        plain = derivative._replace(has_aux=False)
+        if derivative.kind == "value_and_grad":
+            (value, aux), grads = result
+            value, grads = _arrays((value, grads), args, plain)
+            return (value, nest.unwrapped(aux)), grads
+        grads, aux = result
+        return _arrays(grads, args, plain), nest.unwrapped(aux)
     if derivative.kind == "value_and_grad":
         value, grads = result
         return _raw(value), _arrays(grads, args, derivative._replace(kind="grad"))

@@ -263,3 +263,18 @@ def helper_writes_its_own_copy(w):
                          ids=lambda f: f.__name__)
 def test_a_helper_writing_where_no_adjoint_looks_runs_as_written(fn):
     check_grad(fn, (W.copy(),))
+
+
+def bump(a, b):
+    b += np.sum(a)  # on a number: a new number, no write
+    return a * b
+
+
+def element_passed_to_a_helper_that_bumps_it(w):
+    z = np.sin(w)
+    t = w[1]  # a number: it shares no memory with w
+    return np.sum(bump(w, t) + z)
+
+
+def test_a_number_given_to_a_helper_that_updates_it_is_no_write():
+    check_grad(element_passed_to_a_helper_that_bumps_it, (W.copy(),))

@@ -552,6 +552,10 @@ def test_each_form_is_differentiated_or_refused(fn, outcome):
             sd.grad(fn)(X.copy())
         if info.type is TypeError:  # only a function srcdiff cannot compile at all
             assert "function" in str(info.value)
+        else:  # where, and what to do instead
+            error = info.value
+            assert error.filename and error.lineno and error.line, str(error)
+            assert error.hint, f"a refusal without a hint: {error}"
 
 
 def test_a_form_inside_a_helper_is_held_to_the_same_standard():

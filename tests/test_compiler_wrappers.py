@@ -76,8 +76,8 @@ def test_a_decorator_the_compiler_cannot_read_is_refused():
     with pytest.raises(sd.CompileError, match=r"\*args"):
         sd.grad(doubled_any(total))(X)
     # a user's decorator around a derivative srcdiff made is not taken for that derivative
-    with pytest.raises(sd.CompileError, match="cannot differentiate"):
-        sd.grad(doubled(sd.grad(f)))(0.7)
+    with pytest.raises(sd.CompileError, match="cannot (differentiate|compile)"):
+        sd.grad(doubled(sd.grad(f)))(0.7)  # its code is srcdiff's, compiled as written
 
 
 # ------------------------------------------------ derivatives of derivatives

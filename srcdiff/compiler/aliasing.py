@@ -187,8 +187,8 @@ def _sharing(facts):
         if not isinstance(s.targets[0], gast.Name):
             continue
         base = _viewed(s.value, facts.ops[id(s)])
-        if base is None:
-            continue
+        if base is None or {base, s.targets[0].id} & facts.numbers:
+            continue  # a number shares no memory: t = x[1] of a vector is a copy
         joined = groups.get(s.targets[0].id, {s.targets[0].id}) | groups.get(base, {base})
         for n in joined:
             groups[n] = joined

@@ -177,7 +177,8 @@ class Describer:
         for k in node.keywords:
             if k.arg not in params:
                 raise self.source_map.error(node, f"{fn.__qualname__}() has no parameter "
-                                            f"{k.arg!r}")
+                                            f"{k.arg!r}", hint=f"Its parameters are "
+                                            f"{', '.join(params)}: pass one of them.")
             inputs[params.index(k.arg)] = k.value
         return inputs
 

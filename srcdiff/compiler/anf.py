@@ -147,7 +147,8 @@ class ExpressionLowering:
             raise self.source_map.error(node, "the walrus operator is not supported",
                                         hint="Assign on a line of its own.")
         raise self.source_map.error(node, f"'{type(node).__name__}' expressions are not "
-                                    "supported")
+                                    "supported", hint="Compute the value before the call, "
+                                    "or in a function called on its result.")
 
     def comprehension(self, node, whole):
         """The name of the list a comprehension makes, its loops emitted first; ``whole``

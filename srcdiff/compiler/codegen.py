@@ -55,7 +55,9 @@ class Refs:
         for name in syntax.globals_used():
             obj = syntax.globals.get(name, getattr(builtins, name, _MISSING))
             if obj is _MISSING:
-                raise CompileError(f"rule {syntax.fn.__qualname__} uses unknown name {name!r}")
+                raise CompileError(f"rule {syntax.fn.__qualname__} uses unknown name {name!r}",
+                                   hint=f"Define {name!r} at the module level of the rule, "
+                                        "or import it there.")
             if self._take(name, obj) != name:
                 raise CompileError(
                     f"the name {name!r}, which srcdiff's generated code needs for "

@@ -1,4 +1,11 @@
-"""CompileError: Python the compiler cannot transform, pointed at with a caret."""
+"""CompileError: Python the compiler cannot transform, pointed at with a caret.
+
+A CompileError reaches the user from the public entry point they called
+(:func:`entry_point`): its message locates their code, so the dozens of compiler
+frames it passed through are dropped, unless ``SRCDIFF_DEBUG=1`` asks for them.
+"""
+import functools
+import os
 
 
 class CompileError(Exception):
@@ -6,6 +13,8 @@ class CompileError(Exception):
 
     The message names the file, line and column, quotes the source line with a
     caret under the offending construct, and says what to do instead."""
+
+    __module__ = "srcdiff"  # as tracebacks name it: what users catch is sd.CompileError
 
     def __init__(self, message, filename=None, lineno=None, col=None, line=None, hint=None):
         self.message = message
@@ -28,6 +37,29 @@ class CompileError(Exception):
         if self.hint:
             parts.append(self.hint)
         return "\n".join(parts)
+
+
+def entry_point(fn):
+    """``fn``, a public entry point of srcdiff (``sd.grad(f)(x)``, a call of an
+    ``@sd.function``...), raising a CompileError as if from its own frame: the
+    internal frames and the exception chain are dropped (``SRCDIFF_DEBUG=1`` keeps
+    them).  An entry point calling another keeps one frame of each."""
+    @functools.wraps(fn)
+    def entry(*args, **kwargs):
+        try:
+            return fn(*args, **kwargs)
+        except CompileError as error:
+            raise for_user(error)  # srcdiff's frames are hidden: SRCDIFF_DEBUG=1 shows them
+    return entry
+
+
+def for_user(error):
+    """``error`` as a public entry point raises it (see :func:`entry_point`)."""
+    if os.environ.get("SRCDIFF_DEBUG") == "1":
+        return error
+    error.__cause__ = None
+    error.__suppress_context__ = True
+    return error.with_traceback(None)
 
 
 class SourceMap:

@@ -174,7 +174,8 @@ class _Inliner:
         name = call.func.id
         if name not in self.defined:
             raise self.source_map.error(call, f"the local function {name!r} is called before "
-                                              "it is defined")
+                                              "it is defined",
+                                        hint=f"Move 'def {name}' above its first call.")
         if name in calling:
             raise self.source_map.error(call, f"the local function {name!r} is recursive",
                                         hint="Define it at module level: the compiler "
@@ -210,14 +211,17 @@ class _Inliner:
         for k in call.keywords:
             if k.arg not in params or k.arg in values:
                 raise self.source_map.error(call, f"{fdef.name}() got an unexpected or "
-                                                  f"repeated argument {k.arg!r}")
+                                                  f"repeated argument {k.arg!r}",
+                                            hint=f"Its parameters are {', '.join(params)}: "
+                                                 "pass each once.")
             values[k.arg] = k.value
         defaults = dict(zip(params[len(params) - len(fdef.args.defaults):], fdef.args.defaults))
         for p in params:
             if p not in values:
                 if p not in defaults:
                     raise self.source_map.error(call, f"{fdef.name}() is missing the "
-                                                      f"argument {p!r}")
+                                                      f"argument {p!r}",
+                                                hint=f"Pass {p!r} (by position or keyword).")
                 values[p] = S.copy_node(defaults[p])
         return [(p, values[p]) for p in params]
 

@@ -83,7 +83,9 @@ class Normalizer(ExpressionLowering):
             "ImportFrom": ("'import' inside the function is not supported",
                            "Import at module level."),
             "Delete": ("'del' is not supported", "Let the name go out of use instead."),
-        }.get(type(s).__name__, (f"'{type(s).__name__}' statements are not supported", None))
+        }.get(type(s).__name__, (f"'{type(s).__name__}' statements are not supported",
+                                 "Write it with if/elif/else, for, while and assignments, "
+                                 "or move it outside the function you differentiate."))
         return self.source_map.error(s, what[0], hint=what[1])
 
     def stmt_Pass(self, s):
@@ -189,7 +191,9 @@ class Normalizer(ExpressionLowering):
             array = target.value
             if not isinstance(array, gast.Name):
                 raise self.source_map.error(target, "only writes into a named array "
-                                            "(x[i] = v) are supported")
+                                            "(x[i] = v) are supported",
+                                            hint="Name the array first: row = x[i]; "
+                                                 "row[j] = v.")
             index = self.index(target.slice, array.id)
             v = self.atom(value, array.id)
             self.emit(S.assign(gast.Subscript(value=S.name(array.id), slice=index,
@@ -198,7 +202,10 @@ class Normalizer(ExpressionLowering):
             raise self.source_map.error(target, "assigning to an attribute is not supported",
                                         hint="Return the value instead.")
         else:
-            raise self.source_map.error(target, "unsupported assignment target")
+            raise self.source_map.error(target, f"assigning to a "
+                                        f"{type(target).__name__} is not supported",
+                                        hint="Assign to a name, a tuple of names, or an "
+                                             "element of a named array (x[i] = v).")
 
     def stmt_If(self, s):
         arms, last = _elif_chain(s)

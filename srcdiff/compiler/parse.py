@@ -127,7 +127,9 @@ def require_function(fn):
     """Raise CompileError unless ``fn`` is a Python function (with code to read)."""
     if not inspect.isfunction(fn):
         raise CompileError(f"cannot compile {fn!r}: only Python functions defined with "
-                           "'def' have source to transform")
+                           "'def' have source to transform",
+                           hint="Call it from a function defined with 'def', and "
+                                "differentiate that.")
 
 
 def _parse_function(fn):
@@ -163,9 +165,12 @@ def read_lambda(fn):
     and checked to be the code that runs."""
     node = find_lambda(fn)
     if node is None:
-        raise CompileError(f"cannot read the source of the lambda {fn!r} (it was made "
-                           "with exec(), or its file changed since)",
-                           hint="Define the function with 'def' instead.")
+        code = fn.__code__
+        line = linecache.getline(code.co_filename, code.co_firstlineno) or None
+        raise CompileError(f"cannot read the source of the lambda {fn!r} (made with "
+                           "eval() or exec(), or its file changed since)", code.co_filename,
+                           code.co_firstlineno, max(line.find("lambda"), 0) if line else 0,
+                           line, hint="Define the function with 'def' instead.")
     filename = inspect.getsourcefile(fn.__code__) or fn.__code__.co_filename
     body = ast.copy_location(ast.Return(value=node.body), node.body)
     stmt = ast.copy_location(ast.FunctionDef(
@@ -235,8 +240,9 @@ def _statement(fn, source, source_map):
             stmt, fn):
         raise changed
     if isinstance(stmt, ast.AsyncFunctionDef):
-        raise CompileError(f"cannot compile {fn.__qualname__}: it is not a plain 'def'",
-                           hint="Differentiate a plain function the coroutine calls.")
+        raise source_map.error(stmt, f"cannot compile {fn.__qualname__}: it is not a plain "
+                               "'def'", hint="Differentiate a plain function the coroutine "
+                                             "calls.")
     return stmt
 
 

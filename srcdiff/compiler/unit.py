@@ -255,7 +255,9 @@ def reverse(parsed, body, wrt, names, refs, compile_call, scalar_params, param_d
     ret = body[-1] if body and isinstance(body[-1], gast.Return) else None
     if ret is None or ret.value is None:
         raise source_map.error(parsed.node, "the function must end by returning a value "
-                                            "to differentiate")
+                                            "to differentiate",
+                               hint="End it with 'return value' (every path must return "
+                                    "one).")
     outputs = ret.value.elts if isinstance(ret.value, gast.Tuple) else [ret.value]
     facts = gather(body, parsed.params, scalar_params, Describer(parsed.resolve, source_map),
                    param_ranks or {})

@@ -24,7 +24,8 @@ def expand_varargs(node, count, names, source_map):
                                hint="Pass arrays as ordinary parameters.")
     name = vararg.id
     if count < 0:
-        raise source_map.error(node, f"{node.name}() is missing positional arguments")
+        raise source_map.error(node, f"{node.name}() is missing positional arguments",
+                               hint=f"Pass every parameter before *{name}.")
     extras = [names.fresh(f"{name}_{k}") for k in range(count)]
     for n in gast.walk(node):
         if isinstance(n, gast.Name) and n.id == name and not isinstance(n.ctx, gast.Load) \
@@ -56,7 +57,10 @@ class _Expand(gast.NodeTransformer):
             k = index.value
             if not -len(self.extras) <= k < len(self.extras):
                 raise self.source_map.error(node, f"{self.name}[{k}]: there are "
-                                                  f"{len(self.extras)} extra arguments")
+                                                  f"{len(self.extras)} extra arguments",
+                                            hint=f"Pass at least {k + 1 if k >= 0 else -k} "
+                                                 "arguments in that place, or index "
+                                                 "within them.")
             return gast.copy_location(S.name(self.extras[k]), node)
         return self.generic_visit(node)
 
