@@ -291,11 +291,15 @@ def jacobian(f, wrt=0):
     return jac
 
 
-def adjoint_source(f, wrt=0):
-    """The generated forward and backward passes of ``f`` for the argument(s) ``wrt``."""
+def adjoint_source(f, wrt=0, args=None):
+    """The generated forward and backward passes of ``f`` for the argument(s) ``wrt``:
+    the code that runs for example arguments ``args`` (their kinds: Python floats get
+    code on ``math``, arrays of a rank...), or for arrays when none are given."""
     f = getattr(f, "python_function", f)
     check_function(f, "sd.adjoint_source")
     positions, _ = _positions(f, wrt)
+    if args is not None:
+        return _prepare(_Units(f, positions), args)[0].source
     count = len(inspect.signature(inspect.unwrap(f)).parameters)
     unit = CACHE.get(f, tuple(i in positions for i in range(count)))
     return unit.source
