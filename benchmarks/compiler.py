@@ -4,7 +4,8 @@ expert writes by hand, and HIPS autograd on the very same functions.
 
 Workloads (each differentiated with respect to all its parameters but the data):
 
-* ``scalar_loop``: 100 steps of a recurrence on Python floats with ``math``;
+* ``scalar_loop``: 100 steps of a recurrence on Python floats with ``math``, and the
+  same written with ``np.sin``/``np.cos`` (against the same hand-written ``math`` code);
 * ``mlp``: a 2-layer tanh network, batch 32, square layers of width 64 to 2048,
   mean squared error, gradients of both weights and biases;
 * ``rnn``: a tanh RNN over 50 steps (batch 32, input 32, hidden 64), loss on
@@ -42,6 +43,15 @@ def scalar_loop(x, a):
     y = x
     for i in range(100):
         y = math.sin(y) * a + math.cos(x * y)
+    return y
+
+
+def scalar_loop_np(x, a):
+    """The scalar loop written with NumPy's sin and cos: compiled for Python floats,
+    they become math's (compiler/numbers.py)."""
+    y = x
+    for i in range(100):
+        y = np.sin(y) * a + np.cos(x * y)
     return y
 
 
@@ -201,6 +211,8 @@ def _workloads():
                     rng.normal(0, 1, 64))
     yield "scalar loop, 100 steps, floats", scalar_loop, (0, 1), (0.5, 0.9), \
         scalar_loop_by_hand, 300
+    yield "scalar loop, 100 steps, np.sin/np.cos on floats", scalar_loop_np, (0, 1), \
+        (0.5, 0.9), scalar_loop_by_hand, 300
     for width, rounds in ((64, 300), (256, 100), (1024, 40), (2048, 25)):
         yield f"MLP 2 layers, batch 32, width {width}", mlp, (0, 1, 2, 3), mlp_args(width), \
             mlp_by_hand, rounds

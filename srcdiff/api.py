@@ -339,13 +339,17 @@ def jacobian(f, wrt=0):
 
 
 @entry_point
-def adjoint_source(f, wrt=0):
+def adjoint_source(f, wrt=0, args=None):
     """The generated forward and backward passes of ``f`` for the argument(s) ``wrt``:
-    a str, shown in a notebook with each source line beside its adjoint block
+    the code that runs for example arguments ``args`` (their kinds: Python floats get
+    code on ``math``, arrays of a rank...), or for arrays when none are given.  A str,
+    shown in a notebook with each source line beside its adjoint block
     (:class:`srcdiff.view.AdjointSource`)."""
     f = getattr(f, "python_function", f)
     check_function(f, "sd.adjoint_source")
     positions, _ = _positions(f, wrt)
+    if args is not None:
+        return AdjointSource.of(_prepare(_Units(f, positions), args)[0])
     count = len(inspect.signature(inspect.unwrap(f)).parameters)
     unit = CACHE.get(f, tuple(i in positions for i in range(count)))
     return AdjointSource.of(unit)

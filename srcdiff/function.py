@@ -279,9 +279,12 @@ def is_scalar(value):
 
 
 def kind(value):
-    """What a compiled unit is specialised on: True for a number, False for an array,
-    and ``("container", least, greatest)`` for a list, tuple or dict (a pytree): the
-    depths of its shallowest and deepest leaves."""
+    """What a compiled unit is specialised on: ``"float"`` for a Python float (code
+    on it may use ``math``, see compiler/numbers.py), True for another number, False
+    for an array, and ``("container", least, greatest)`` for a list, tuple or dict (a
+    pytree): the depths of its shallowest and deepest leaves."""
+    if type(value) is float:
+        return "float"
     if isinstance(value, CONTAINERS):
         return ("container",) + _depths(value)
     return is_scalar(value)

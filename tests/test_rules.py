@@ -23,6 +23,7 @@ from srcdiff.rules import helpers, registry, rule_of, traits_of
 from srcdiff.rules.helpers import unindex
 from srcdiff.rules.registry import all_rules, all_traits
 from srcdiff.rules.linalg import eigh_factor, logabsdet, multi_dot, qr_factor, svd_factor
+from srcdiff.rules.numbers import as_float64
 from srcdiff.rules.nn import log_softmax, relu, sigmoid, softmax, softplus
 from srcdiff.rules.reductions import logsumexp, norm
 from srcdiff.rules.shapes import cast, concatenate, stack
@@ -325,7 +326,7 @@ EXAMPLES = {
     math.pow: [ex(Arg(None, lo=0.5, hi=2.0), Arg(None))],
     math.atan2: [ex(Arg(None), Arg(None))],
     math.hypot: [ex(Arg(None), Arg(None))],
-    float: scalar(),
+    float: scalar(), as_float64: scalar(),
 }
 # Conversions to NumPy leave the tape (np.asarray(t) is t.numpy(), as in TensorFlow),
 # and scipy's logsumexp runs NumPy on raw arrays: compiled code alone differentiates them.

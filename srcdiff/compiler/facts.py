@@ -186,11 +186,11 @@ def _scalar_names(by_name, literal_lists, loop_targets, unpacked, params, scalar
     # an item of a literal list reads the list's elements too
     extra = {name: [e for v in values for e in v.value.elts]
              for name, values in by_name.items() if name in literal_lists}
-    return _greatest(names, names - scalar_params - loop_targets, by_name, extra,
+    return greatest(names, names - scalar_params - loop_targets, by_name, extra,
                      assigned_scalar)
 
 
-def _greatest(names, open_, by_name, extra, holds):
+def greatest(names, open_, by_name, extra, holds):
     """The greatest subset of ``names`` where ``holds(s, subset)`` for every assignment
     ``s`` of each name in ``open_`` (the others stay): a worklist that re-checks only
     the names whose assignments read a name just dropped."""
@@ -229,7 +229,7 @@ def _int_names(by_name, loop_targets, unpacked):
         return False
 
     names = (set(by_name) | loop_targets) - unpacked
-    names = _greatest(names, names - loop_targets, by_name, {},
+    names = greatest(names, names - loop_targets, by_name, {},
                       lambda s, names: is_int(s.value, names))
     return names - {n for n in loop_targets if n in by_name}
 
@@ -260,7 +260,7 @@ def _ranks(by_name, known, unknown, fixed, ints, ops):
         within = {n: guess[n] for n in S.loaded_names(s.value) if n in names}
         return rank_of(s.value, ops[id(s)], within, ints) == guess[s.targets[0].id]
 
-    kept = _greatest(set(guess), open_ & set(guess), by_name, {}, confirmed)
+    kept = greatest(set(guess), open_ & set(guess), by_name, {}, confirmed)
     return {n: guess[n] for n in kept}
 
 
@@ -347,4 +347,4 @@ def _number_names(by_name, fixed, unknown, ranks, ints, ops):
             for a in op.inputs)
 
     names = set(fixed) | (set(by_name) - unknown)
-    return _greatest(names, names - set(fixed), by_name, {}, number)
+    return greatest(names, names - set(fixed), by_name, {}, number)

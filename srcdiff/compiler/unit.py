@@ -36,6 +36,7 @@ from .local_functions import inline_local_functions
 from .methods import receivers
 from .names import Names
 from .normalize import Normalizer
+from . import numbers
 from .optimize import live_names, propagate_copies
 from .parse import parse_function, unit_name
 from .plan import Namer, Plan, Replay, make_plan
@@ -46,7 +47,7 @@ from .varargs import expand_varargs
 class Unit:
     __slots__ = ("name", "forward", "backward", "source", "blocks", "params", "wrt", "_fn",
                  "dependencies", "mutated", "callees", "unconnected", "several",
-                 "depth", "__weakref__")
+                 "depth", "filename", "specialised", "__weakref__")
 
     def __init__(self, name, forward, backward, source, params, wrt, fn, dependencies,
                  mutated=()):
@@ -64,16 +65,14 @@ class Unit:
         self.unconnected = ()         # active parameters the result does not depend on
         self.several = False          # whether it returns a tuple of results
         self.depth = 0                # how deep a container it returns (0: none)
+        # the name of the generated code in tracebacks and ``linecache``
+        self.filename = forward.__code__.co_filename
+        self.specialised = False      # made for Python floats (numbers.py): guarded
 
     @property
     def fn(self):
         """The function compiled, or None once it is gone."""
         return self._fn()
-
-    @property
-    def filename(self):
-        """The name of the generated code in tracebacks and ``linecache``."""
-        return self.forward.__code__.co_filename
 
     def run(self, args):
         """The forward pass: ``(result, tape)``.
@@ -148,7 +147,8 @@ def compile_unit(fn, active, scalars, cache, lifted=(), ranks=(), functions=()):
     if len(active) != len(params):
         raise TypeError(f"{fn.__qualname__} takes {len(params)} arguments, got {len(active)}")
     wrt = [p for p, a in zip(params, active) if a]
-    scalar_params = {p for p, s in zip(params, scalars) if s is True}
+    scalar_params = {p for p, s in zip(params, scalars) if s is True or s == "float"}
+    float_params = {p for p, s in zip(params, scalars) if s == "float"}
     param_depths = {p: s[1:] for p, s in zip(params, scalars) if isinstance(s, tuple)}
     param_ranks = {p: r for p, r in zip(params, ranks) if r is not None}
     refs = Refs(parsed.namespace)
@@ -171,6 +171,9 @@ def compile_unit(fn, active, scalars, cache, lifted=(), ranks=(), functions=()):
                 raise parsed.source_map.error(at, exc.message, exc.hint) from None
             raise
 
+    specialised = float_params and numbers.specialise(
+        parsed, node.body, params, float_params, names, _binder(parsed, refs, names),
+        Describer(parsed.resolve, parsed.source_map))
     pair = reverse(parsed, node.body, wrt, names, refs, compile_call, scalar_params,
                    param_depths, param_ranks)
     forward_code, backward_code, result = pair.forward, pair.backward, pair.result
@@ -223,7 +226,21 @@ def compile_unit(fn, active, scalars, cache, lifted=(), ranks=(), functions=()):
     unit.several = len(outputs) > 1  # it returns a tuple
     depth = pair.depths.get(getattr(outputs[0], "id", None), (0, 0))
     unit.depth = depth[1] if depth[0] and not unit.several else 0
+    if specialised:
+        general = (active, numbers.general_kinds(scalars), lifted, ranks, functions)
+        numbers.guard(unit, numbers.reference_of(unit, cache, general))
     return unit
+
+
+def _binder(parsed, refs, names):
+    """``bind(obj, hint)`` for passes that add calls to the body before the passes that
+    resolve them: a fresh name the generated code and ``parsed.resolve`` both know."""
+    def bind(obj, hint):
+        mine = hint not in names.taken or parsed.namespace.get(hint) is obj
+        name = refs.bind(obj, hint if mine else names.fresh(hint))
+        parsed.namespace[name.id] = obj
+        return name
+    return bind
 
 
 @dataclass
