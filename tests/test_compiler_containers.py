@@ -131,6 +131,13 @@ def enumerated(params, x):
     return total
 
 
+def enumerated_zip(params, x):
+    Ws, bs = params
+    for k, (W, b) in enumerate(zip(Ws, bs), 1):
+        x = np.sin(x @ W + b) * k
+    return np.sum(x)
+
+
 def backwards(params, x):
     for W, b in reversed(params):
         x = x + np.sum(W) * np.sum(b)
@@ -158,6 +165,7 @@ PYTREES = [
     (l2_values, ({"w": W1, "bias": B1},)),
     (zipped, (([W1, W2], [B1, B2]), X)),
     (enumerated, ([(W1, B1), (W2, B2)], X)),
+    (enumerated_zip, (([W1, W2], [B1, B2]), X)),
     (backwards, ([(W1, B1), (W2, B2)], X)),
     (fields, (Layer(W1, B1), X)),
     (numbers, ((0.3, -1.2),)),
@@ -244,7 +252,20 @@ def reduction_of_a_list(v):
     return np.mean(squares) + np.max(squares)
 
 
-BUILT = [trajectory, outputs_summed, nested_appends, joined, literal_dict]
+def largest_and_smallest(v):
+    scores = []
+    for k in range(3):
+        scores.append(np.sum(np.sin(v * (k + 1.0))))
+    return max(scores) * 2.0 + min([np.sum(v), scores[1], 0.5]) + max(scores[0], scores[2])
+
+
+def tied_largest(v):
+    a = np.sum(v * v)
+    return max([a, a * 1.0, np.sum(v) - 10.0]) * 3.0  # equal items: the first is picked
+
+
+BUILT = [trajectory, outputs_summed, nested_appends, joined, literal_dict,
+         largest_and_smallest, tied_largest]
 # Checked against finite differences only: np.array/np.mean of a list of Tensors leave
 # the tape (TensorFlow's too); the tape's np.column_stack and np.hstack of a number fail
 ON_ARRAYS = [array_of_numbers, reduction_of_a_list, comprehension, hstacked]

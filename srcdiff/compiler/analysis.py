@@ -145,7 +145,8 @@ class Describer:
             if len(node.args) > 1:
                 kwargs["axis"] = node.args[1]
             return self.primitive(SEQUENCE_FORMS[fn], args, kwargs, node)
-        if fn in containers.WHOLE and node.args and isinstance(node.args[0], gast.Name):
+        if fn in containers.WHOLE and node.args and isinstance(node.args[0], gast.Name) and (
+                fn not in (max, min) or len(node.args) == 1 and not kwargs):
             # np.stack(xs), sum(xs): the container xs is one input (literals: above)
             return self.primitive(fn, node.args, kwargs, node, containers.WHOLE[fn])
         if rules.traits_of(fn).splits is not None:  # several results: see reverse_unpack

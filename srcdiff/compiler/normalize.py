@@ -260,6 +260,11 @@ class Normalizer(ExpressionLowering):
             sequences = [iter_.args[0]]
             targets = [target.elts[1]]
             start = (iter_.args[1:] + [k.value for k in iter_.keywords] or [None])[0]
+            inner = iter_.args[0]
+            if (_call_of(inner, self.resolve) is zip and not inner.keywords
+                    and isinstance(targets[0], gast.Tuple)
+                    and len(targets[0].elts) == len(inner.args)):
+                sequences, targets = inner.args, targets[0].elts  # enumerate(zip(xs, ys))
         elif fn is zip and isinstance(target, gast.Tuple):
             sequences = iter_.args
             targets = target.elts

@@ -235,6 +235,15 @@ def spread(g, xs):
     return _adjoints_of(xs, [unbroadcast(g, x) for x in xs])
 
 
+def picked(g, ans, xs):
+    """The adjoints of the items of ``xs`` from the adjoint of ``max(xs)`` or
+    ``min(xs)``: all of it to the item Python picked (the first of equal ones)."""
+    k = next((k for k, x in enumerate(xs) if x is ans), None)
+    if k is None:  # an equal copy (a list rebuilt): the first equal item, as picked
+        k = next(k for k, x in enumerate(xs) if x == ans)
+    return Items(xs, {k: g})
+
+
 def _hstack_axis(xs):
     return 0 if all(np.ndim(x) <= 1 for x in xs) else 1
 
@@ -262,6 +271,8 @@ WHOLE = {
                    "numpy.array"),
     np.asarray: Rule(np.asarray, [lambda g, ans, a, dtype=None: from_array(g, a)],
                      "numpy.asarray"),
+    max: Rule(max, [lambda g, ans, iterable: picked(g, ans, iterable)], "max"),
+    min: Rule(min, [lambda g, ans, iterable: picked(g, ans, iterable)], "min"),
     sum: Rule(sum, [lambda g, ans, iterable, start=0: spread(g, iterable),
                     lambda g, ans, iterable, start=0: unbroadcast(g, start)], "sum"),
     field: Rule(field, [lambda g, ans, x, name: field_adjoint(g, name, x)], "field"),
