@@ -252,6 +252,14 @@ def reduction_of_a_list(v):
     return np.mean(squares) + np.max(squares)
 
 
+def rebound_as_an_array(v):
+    ys = []
+    for k in range(3):
+        ys.append(v * (k + 1.0))
+    ys = np.array(ys)  # the name holds a list above, an array from here on
+    return np.sum(ys ** 2) + np.sum(ys[1])
+
+
 def largest_and_smallest(v):
     scores = []
     for k in range(3):
@@ -268,7 +276,8 @@ BUILT = [trajectory, outputs_summed, nested_appends, joined, literal_dict,
          largest_and_smallest, tied_largest]
 # Checked against finite differences only: np.array/np.mean of a list of Tensors leave
 # the tape (TensorFlow's too); the tape's np.column_stack and np.hstack of a number fail
-ON_ARRAYS = [array_of_numbers, reduction_of_a_list, comprehension, hstacked]
+ON_ARRAYS = [array_of_numbers, reduction_of_a_list, comprehension, hstacked,
+             rebound_as_an_array]
 
 
 @pytest.mark.parametrize("fn", BUILT + ON_ARRAYS, ids=lambda f: f.__name__)
@@ -298,13 +307,14 @@ def repeated(v):
     return np.sum(xs[1])
 
 
-def made_as_an_array(v):
+def made_an_array_on_one_branch(v):
     xs = [v, v * 2.0]
-    xs = np.array(xs)  # one name, a list then an array
+    if np.sum(v) > 0.0:
+        xs = np.array(xs)  # one name, a list or an array after the branch
     return np.sum(xs)
 
 
-@pytest.mark.parametrize("fn", [listed, repeated, made_as_an_array], ids=lambda f: f.__name__)
+@pytest.mark.parametrize("fn", [listed, repeated, made_an_array_on_one_branch], ids=lambda f: f.__name__)
 def test_unmodelled_container_forms_are_refused(fn):
     with pytest.raises(sd.CompileError):
         sd.grad(fn)(V.copy())

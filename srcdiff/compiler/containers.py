@@ -25,6 +25,37 @@ from . import syntax as S
 from .analysis import Kind, target_names
 
 
+_LIST_MAKERS = (runtime.append, runtime.join_lists, runtime.field)  # not a new kind
+
+
+def split_conversions(body, names, resolve):
+    """``xs = np.array(xs)`` (a function of :data:`runtime.WHOLE` that makes an array
+    or a number of the container it is given) in the function's top-level body, with
+    ``xs`` not bound again anywhere after it: the new value gets a fresh name, read in
+    its place from there on.  Renaming a value after its last binding changes nothing,
+    and each name then holds one kind of value (see ``check_one_kind``)."""
+    for k, s in enumerate(body):
+        if not (isinstance(s, gast.Assign) and isinstance(s.targets[0], gast.Name)
+                and isinstance(s.value, gast.Call) and s.value.args
+                and isinstance(s.value.args[0], gast.Name)
+                and s.value.args[0].id == s.targets[0].id):
+            continue
+        try:
+            fn = resolve(s.value.func)
+        except KeyError:
+            continue
+        old = s.targets[0].id
+        rest = body[k + 1:]
+        if fn not in runtime.WHOLE or fn in _LIST_MAKERS or old in S.assigned_names(rest):
+            continue
+        new = names.fresh(old)
+        s.targets[0] = S.name(new, gast.Store())
+        for later in rest:
+            for n in gast.walk(later):
+                if isinstance(n, gast.Name) and n.id == old:
+                    n.id = new
+
+
 def container_depths(facts, param_depths, call_depths=None):
     """({name: (least, greatest) depth} of the names that may hold containers, the
     names that hold something else somewhere too).  The op of each ``xs + ys`` on

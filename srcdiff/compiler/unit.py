@@ -26,7 +26,7 @@ from .analysis import Describer, activity, adjoint_inputs, check_modelled, varie
 from .backward import Backward
 from .codegen import Refs, compile_source, to_source
 from .containers import (check_appends, check_fields, check_one_kind, container_depths,
-                         definite)
+                         definite, split_conversions)
 from .contributions import Contributions, callee_writes, resolve_calls
 from .errors import CompileError, InvariantError
 from .facts import gather
@@ -135,6 +135,7 @@ def prepare(fn, lifted=(), functions=(), arity=None):
     inline_local_functions(node, names, parsed.source_map)
     ExitLowering(names, parsed.source_map).lower_function(node)
     node.body = Normalizer(names, parsed.source_map, parsed.resolve).block(node.body)
+    split_conversions(node.body, names, parsed.resolve)
     return parsed, node, names
 
 
