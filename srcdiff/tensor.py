@@ -177,6 +177,9 @@ class _ArrayLike:
     __ge__, _ = _binary(np.greater_equal)
     del _
 
+    def __divmod__(self, other): return self.__floordiv__(other), self.__mod__(other)
+    def __rdivmod__(self, other): return self.__rfloordiv__(other), self.__rmod__(other)
+
     def __neg__(self): return apply(np.negative, self)
     def __pos__(self): return self
     def __abs__(self): return apply(np.absolute, self)

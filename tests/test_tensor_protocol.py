@@ -170,6 +170,26 @@ def test_a_list_of_tensors_numpy_converts_itself(convert):
     assert_gradients_match(lambda a, b: np.sum(np.stack([a, b]) ** 2), [a.numpy(), b.numpy()])
 
 
+def test_constant_of_a_list_of_followed_tensors_is_refused_convert_to_tensor_records_it():
+    a = sd.constant([1.0, 2.0])
+    with sd.GradientTape() as tape:
+        tape.watch(a)
+        with pytest.raises(TypeError, match="no gradient flows"):
+            sd.constant([a, a])
+        y = sd.reduce_sum(sd.convert_to_tensor([a, 3.0 * a]))
+    np.testing.assert_array_equal(tape.gradient(y, a).numpy(), [4.0, 4.0])
+
+
+def test_divmod_is_floor_division_and_remainder():
+    x = sd.constant([7.5, -7.5])
+    for q, r in (divmod(x, 2.0), divmod(x, [2.0, 2.0])):
+        np.testing.assert_array_equal(q.numpy(), np.floor_divide(x.numpy(), 2.0))
+        np.testing.assert_array_equal(r.numpy(), np.remainder(x.numpy(), 2.0))
+    q, r = divmod(10.0, x)
+    np.testing.assert_array_equal(r.numpy(), np.remainder(10.0, x.numpy()))
+    assert_gradients_match(lambda x: divmod(x, 2.0)[1], [np.array([0.7, 3.1, -2.3])])
+
+
 def test_constant_of_a_tensor_is_the_tensor_as_in_tensorflow():
     x = sd.constant([1.0, 2.0])
     assert sd.constant(x) is x
