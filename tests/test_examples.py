@@ -96,7 +96,8 @@ def test_training_a_keras_classifier_beats_chance_and_shows_the_adjoint():
 # What TensorFlow's guides ("Introduction to gradients and automatic differentiation",
 # "Advanced automatic differentiation") and the seed notebooks print for each section of
 # examples/quickstart.py, as srcdiff prints it: ``srcdiff.Tensor(`` for ``tf.Tensor(``,
-# srcdiff's class names for ResourceVariable and EagerTensor, Keras 3's variable names.
+# srcdiff's class names for ResourceVariable and EagerTensor, and its layers' variable
+# names (``kernel:0``, where Keras 2 shows ``dense/kernel:0`` and Keras 3 ``kernel``).
 # "# srcdiff:" marks a line that is srcdiff's own (TF's docs show no output there).
 TENSORFLOW_DOCS = {
     "the derivative of x**2 at 3": ["6.0"],
