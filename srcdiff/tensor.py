@@ -299,6 +299,8 @@ class _ArrayLike:
         if kwargs.get("out") is not None:
             raise TypeError("srcdiff Tensors are immutable: NumPy's out= cannot write into one")
         if method == "__call__":
+            if any(map(isinstance, inputs, _SEQUENCE_TYPES)):  # np.matmul([[1., 2.]], w)
+                inputs = _sequences_as_inputs(ufunc, inputs)
             return apply(ufunc, *inputs, **kwargs)
         reduction = _UFUNC_REDUCTIONS.get((ufunc, method))
         if reduction is not None:
@@ -312,6 +314,8 @@ class _ArrayLike:
             return registry.expand(func, *args, **kwargs)
         if joins.is_join(func):  # np.concatenate([a, b]), np.hstack, np.block...
             return joins.join(func, args, kwargs)
+        if any(map(isinstance, args, _SEQUENCE_TYPES)):  # np.where(c, [1., 2.], x)
+            args = _sequences_as_inputs(func, args)
         return apply(func, *args, **kwargs)
 
 
@@ -590,19 +594,19 @@ def apply(fn, *args, **kwargs):
     record keeps the value read), and the call is offered to every tape."""
     # This runs once per operation: every check here is the cheapest that is exact.
     tapes = STATE.tapes
-    if tapes and any(map(isinstance, args, _READ_FIRST)):
-        args = _inputs_read(fn, args, tapes)
+    if tapes and any(map(_is_variable, args)):
+        args = tuple([a.read_value() if isinstance(a, Variable) else a for a in args])
     if kwargs and any(isinstance(v, _ArrayLike) for v in kwargs.values()):
         args, kwargs = _tensors_by_position(fn, args, kwargs)  # rules see positional inputs
     if len(args) == 2:  # unrolled for the common arities: no comprehension frame per op
         a, b = args
-        raw = (a._value if type(a) is Tensor else _raw_argument(a),
-               b._value if type(b) is Tensor else _raw_argument(b))
+        raw = (a._value if type(a) is Tensor else _raw(a),
+               b._value if type(b) is Tensor else _raw(b))
     elif len(args) == 1:
         a = args[0]
-        raw = (a._value if type(a) is Tensor else _raw_argument(a),)
+        raw = (a._value if type(a) is Tensor else _raw(a),)
     else:
-        raw = tuple([a._value if type(a) is Tensor else _raw_argument(a) for a in args])
+        raw = tuple([a._value if type(a) is Tensor else _raw(a) for a in args])
     if kwargs:
         kwargs = {k: _raw(v) for k, v in kwargs.items()}
     out = _RAW.get(fn, fn)(*raw, **kwargs)
@@ -653,17 +657,23 @@ def _tensors_by_position(fn, args, kwargs):
 _new = object.__new__
 _RAW = registry.RAW
 
-# With ``map(isinstance, args, _READ_FIRST)``, the arguments ``_inputs_read`` converts
-# are found at C level, without a frame per argument.
-_READ_FIRST = itertools.repeat((Variable, list, tuple))
+# ``isinstance(value, Variable)`` as a C-level callable, so ``map`` runs it without frames.
+_is_variable = Variable.__instancecheck__
+# With ``map(isinstance, args, _SEQUENCE_TYPES)``, lists and tuples are found at C level.
+_SEQUENCE_TYPES = itertools.repeat((list, tuple))
 
 
-def _inputs_read(fn, args, tapes):
-    """``args`` as the tapes must see them: a Variable is read (the tapes record the
-    read).  A list or tuple where ``fn``'s rule has a derivative becomes the array NumPy
-    makes of it, its Tensors joined by a recorded ``np.stack`` (a rule reads arrays, and
-    a Tensor hidden in a list would have no adjoint); elsewhere (a shape, an index, a
-    pad width) it stays as given, and a value a tape follows inside it is refused."""
+def _sequences_as_inputs(fn, args):
+    """The arguments of a NumPy function ``fn`` given to a Tensor, with their lists and
+    tuples as the primitive must take them.
+
+    Where ``fn``'s rule has a derivative, a list becomes the array NumPy makes of it, its
+    Tensors joined by a recorded ``np.stack`` (a rule reads arrays, and a Tensor hidden
+    in a list would have no adjoint).  Elsewhere (a shape, an index, a pad width) a list
+    of Tensors becomes one of their arrays (NumPy, given the Tensors, would hand the call
+    back to ``__array_function__`` again and again); one that a recording tape follows
+    there would lose its gradient, and is refused."""
+    tapes = STATE.tapes
     rule = registry.rule_of(fn)
     if rule is None:
         differentiable = ()
@@ -673,16 +683,17 @@ def _inputs_read(fn, args, tapes):
         differentiable = [i for i, vjp in enumerate(rule.vjps) if vjp is not None]
     converted = list(args)
     for i, a in enumerate(args):
-        if isinstance(a, Variable):
-            converted[i] = a.read_value()
-        elif not isinstance(a, (list, tuple)):
+        if not isinstance(a, (list, tuple)):
             continue
-        elif i in differentiable:
-            converted[i] = _array_of(a)
-        elif any(t._tracks_any([v.read_value() if isinstance(v, Variable) else v
-                                for v in _leaves(a) if isinstance(v, _ArrayLike)])
-                 for t in tapes):
-            refuse_without_rule(registry.primitive_name(fn))
+        tensors = [v for v in _leaves(a) if isinstance(v, _ArrayLike)]
+        if i in differentiable:
+            if tensors or tapes:
+                converted[i] = _array_of(a)
+        elif tensors:
+            if tapes and any(t._tracks_any([v.read_value() if isinstance(v, Variable) else v
+                                            for v in tensors]) for t in tapes):
+                refuse_without_rule(registry.primitive_name(fn))
+            converted[i] = _raw_leaves(a)
     return tuple(converted)
 
 
@@ -694,14 +705,10 @@ def _array_of(items):
                            for v in items], axis=0)
 
 
-def _raw_argument(value):
-    """``_raw(value)``, and within a list or tuple too: NumPy, given a list of Tensors,
-    would hand the call back to ``__array_function__`` again and again."""
-    if isinstance(value, _ArrayLike):
-        return value._array()
-    if type(value) in _SEQUENCES and any(isinstance(v, _ArrayLike) for v in _leaves(value)):
-        return type(value)(_raw_argument(v) for v in value)
-    return value
+def _raw_leaves(items):
+    """A (nested) list or tuple with the arrays in place of its Tensors."""
+    return type(items)(_raw_leaves(v) if isinstance(v, (list, tuple)) else _raw(v)
+                       for v in items)
 
 
 def _refuse_if_followed(value):
