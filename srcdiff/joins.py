@@ -14,7 +14,7 @@ and ``Tensor.__array__`` refuses a value a tape follows (see tensor.py).
 import numpy as np
 
 from .rules.shapes import SEQUENCE_FORMS, cast, concatenate
-from .tensor import _ArrayLike, _raw, apply
+from .tensor import _ArrayLike, _array_of, _raw, apply
 
 
 def _column(x):
@@ -47,7 +47,7 @@ def is_join(func):
 
 def join(func, args, kwargs):
     """``func(*args, **kwargs)`` for a function of which :func:`is_join` holds, recorded."""
-    if kwargs.get("out") is not None:
+    if kwargs.get("out") is not None or any(a is not None for a in args[2:3]):
         raise TypeError(f"numpy.{func.__name__}(..., out=...) on Tensors: srcdiff does not "
                         "write into arrays; use the result")
     kwargs = {k: v for k, v in kwargs.items() if k != "out"}
@@ -68,9 +68,10 @@ def join(func, args, kwargs):
 
 
 def _join(func, args, kwargs):
-    sequence, rest = args[0], args[1:]
-    if rest:
-        kwargs = dict(kwargs, axis=rest[0])
+    # an item that is a list is the array NumPy makes of it (its Tensors stacked)
+    sequence = [_array_of(x) if isinstance(x, (list, tuple)) else x for x in args[0]]
+    if args[1:]:
+        kwargs = dict(kwargs, axis=args[1])
     unknown = set(kwargs) - {"axis"}
     if unknown:
         raise TypeError(f"numpy.{func.__name__}() got an unexpected keyword argument "

@@ -213,6 +213,8 @@ JOINS = {
     "concatenate-constant": (lambda a, b: np.concatenate([a, CONSTANT, b], 0), [(2, 3), (1, 3)]),
     "concatenate-list": (lambda a, b: np.concatenate([a, [[1.0, 2.0, 3.0]], b]),
                          [(2, 3), (1, 3)]),
+    "concatenate-list-of-tensors": (lambda a, b: np.concatenate([a, [b[0], 2.0 * b[1]]]),
+                                    [(3,), (2,)]),
     "stack": (lambda a, b: np.stack([a, b]), [(2, 3), (2, 3)]),
     "stack-axis-last": (lambda a, b: np.stack((a, b, a), axis=-1), [(2, 3), (2, 3)]),
     "stack-0d": (lambda a, b: np.stack([a, b]), [(), ()]),
@@ -276,6 +278,8 @@ def test_a_join_keeps_numpys_dtype_argument_and_refuses_out():
         np.concatenate([a, b], dtype=np.int32)
     with pytest.raises(TypeError, match="out="):
         np.concatenate([a, b], out=np.zeros(3, np.float32))
+    with pytest.raises(TypeError, match="out="):  # out given by position
+        np.concatenate([a, b], 0, np.zeros(3, np.float32))
 
 
 @pytest.mark.parametrize("call, error", [
