@@ -1,5 +1,7 @@
 """A character-level recurrent neural network, trained to predict the next
-character of short strings.
+character of short strings, through the compiler: ``sd.grad`` turns the loops over
+time steps into a forward loop that stacks what the adjoint needs and a reversed loop
+that accumulates the gradient (tests/test_examples.py checks it equals the tape's).
 
 Run:  python3 examples/rnn.py
 

@@ -16,8 +16,7 @@ from . import rules
 from ._recording import STATE, refuse_without_rule
 from .rules import registry
 from .dtypes import as_dtype
-from .rules.shapes import (SEQUENCE_FORMS, cast as _cast, concatenate as _concatenate,
-                           stack as _stack)
+from .rules.shapes import cast as _cast, concatenate as _concatenate, stack as _stack
 
 class TensorShape(tuple):
     """A tuple of dimensions that also answers TensorFlow's TensorShape questions."""
@@ -37,6 +36,40 @@ class TensorShape(tuple):
 
     def num_elements(self):
         return int(np.prod(self, dtype=np.int64))
+
+
+def _binary(fn):
+    """The operator applying ``fn`` to a Tensor and another value, and its reflection."""
+    def forward(self, other):
+        if type(other) in _SEQUENCES:
+            other = _operand(other, self)
+        return apply(fn, self, other)
+
+    def reflected(self, other):
+        if type(other) in _SEQUENCES:
+            other = _operand(other, self)
+        return apply(fn, other, self)
+    return forward, reflected
+
+
+_SEQUENCES = frozenset({list, tuple})
+_PYTHON_NUMBER = {"b": False, "i": 0, "u": 0, "f": 0.0, "c": 0j}
+
+
+def _operand(other, like):
+    """A list or tuple beside ``like`` in an operator, as TensorFlow converts it: a
+    Tensor, whose Tensors are stacked by a recorded step and whose Python numbers take
+    ``like``'s dtype as a lone Python number would (``[[1., 2.]] @ w`` is float32 for a
+    float32 ``w``, as in TensorFlow, where NumPy would make the list float64)."""
+    if any(isinstance(v, _ArrayLike) for v in _leaves(other)):
+        return convert_to_tensor(other)
+    array = np.asarray(other)
+    number = _PYTHON_NUMBER.get(array.dtype.kind)
+    if number is None:
+        return array
+    converted = array.astype(np.result_type(like.dtype, number))
+    # an int too large for like's dtype keeps NumPy's wider type (never wraps around)
+    return converted if np.array_equal(converted, array) or array.dtype.kind in "fc" else array
 
 
 class _ArrayLike:
@@ -70,6 +103,8 @@ class _ArrayLike:
         return value[()] if value.ndim == 0 else value.copy()
 
     def __array__(self, dtype=None, copy=None):
+        if STATE.tapes:
+            _refuse_if_followed(self)
         value = np.asarray(self._array(), dtype=dtype)
         if copy:
             return value.copy()
@@ -122,37 +157,41 @@ class _ArrayLike:
         return _Ref(self)
 
     # --- arithmetic: each operator is one NumPy primitive ---
-    def __add__(self, other): return apply(np.add, self, other)
-    def __radd__(self, other): return apply(np.add, other, self)
-    def __sub__(self, other): return apply(np.subtract, self, other)
-    def __rsub__(self, other): return apply(np.subtract, other, self)
-    def __mul__(self, other): return apply(np.multiply, self, other)
-    def __rmul__(self, other): return apply(np.multiply, other, self)
-    def __truediv__(self, other): return apply(np.true_divide, self, other)
-    def __rtruediv__(self, other): return apply(np.true_divide, other, self)
-    def __floordiv__(self, other): return apply(np.floor_divide, self, other)
-    def __rfloordiv__(self, other): return apply(np.floor_divide, other, self)
-    def __mod__(self, other): return apply(np.remainder, self, other)
-    def __rmod__(self, other): return apply(np.remainder, other, self)
-    def __pow__(self, other): return apply(np.power, self, other)
-    def __rpow__(self, other): return apply(np.power, other, self)
-    def __matmul__(self, other): return apply(np.matmul, self, other)
-    def __rmatmul__(self, other): return apply(np.matmul, other, self)
+    # A list or tuple on the other side is converted as TensorFlow converts it (_operand).
+    __add__, __radd__ = _binary(np.add)
+    __sub__, __rsub__ = _binary(np.subtract)
+    __mul__, __rmul__ = _binary(np.multiply)
+    __truediv__, __rtruediv__ = _binary(np.true_divide)
+    __floordiv__, __rfloordiv__ = _binary(np.floor_divide)
+    __mod__, __rmod__ = _binary(np.remainder)
+    __pow__, __rpow__ = _binary(np.power)
+    __matmul__, __rmatmul__ = _binary(np.matmul)
+    __and__, __rand__ = _binary(np.logical_and)
+    __or__, __ror__ = _binary(np.logical_or)
+    __xor__, __rxor__ = _binary(np.logical_xor)
+    __eq__, _ = _binary(np.equal)
+    __ne__, _ = _binary(np.not_equal)
+    __lt__, _ = _binary(np.less)
+    __le__, _ = _binary(np.less_equal)
+    __gt__, _ = _binary(np.greater)
+    __ge__, _ = _binary(np.greater_equal)
+    del _
+
+    def __divmod__(self, other): return self.__floordiv__(other), self.__mod__(other)
+    def __rdivmod__(self, other): return self.__rfloordiv__(other), self.__rmod__(other)
+
     def __neg__(self): return apply(np.negative, self)
     def __pos__(self): return self
     def __abs__(self): return apply(np.absolute, self)
     def __invert__(self): return apply(np.invert, self)
-    def __and__(self, other): return apply(np.logical_and, self, other)
-    def __rand__(self, other): return apply(np.logical_and, other, self)
-    def __or__(self, other): return apply(np.logical_or, self, other)
-    def __ror__(self, other): return apply(np.logical_or, other, self)
-    def __xor__(self, other): return apply(np.logical_xor, self, other)
-    def __eq__(self, other): return apply(np.equal, self, other)
-    def __ne__(self, other): return apply(np.not_equal, self, other)
-    def __lt__(self, other): return apply(np.less, self, other)
-    def __le__(self, other): return apply(np.less_equal, self, other)
-    def __gt__(self, other): return apply(np.greater, self, other)
-    def __ge__(self, other): return apply(np.greater_equal, self, other)
+
+    def __round__(self, ndigits=None):
+        """``round(t)`` of a scalar Tensor is a Python int, as ``round`` of a number is;
+        ``round(t, n)``, or of a Tensor with axes, is ``np.round`` (as for an ndarray),
+        whose gradient is None, as ``tf.round``'s."""
+        if ndigits is None and not np.ndim(self._array()):
+            return round(self._item())
+        return apply(np.round, self, 0 if ndigits is None else ndigits)
 
     def __getitem__(self, index):
         return apply(operator.getitem, self, _raw_index(index))
@@ -240,6 +279,9 @@ class _ArrayLike:
     def round(self, decimals=0):
         return apply(np.round, self, decimals)
 
+    def trace(self, offset=0, axis1=0, axis2=1):
+        return apply(np.trace, self, offset, axis1, axis2)
+
     def any(self, axis=None, keepdims=False):
         return apply(np.any, self, axis=axis, keepdims=keepdims)
 
@@ -257,6 +299,8 @@ class _ArrayLike:
         if kwargs.get("out") is not None:
             raise TypeError("srcdiff Tensors are immutable: NumPy's out= cannot write into one")
         if method == "__call__":
+            if any(map(isinstance, inputs, _SEQUENCE_TYPES)):  # np.matmul([[1., 2.]], w)
+                inputs = _sequences_as_inputs(ufunc, inputs)
             return apply(ufunc, *inputs, **kwargs)
         reduction = _UFUNC_REDUCTIONS.get((ufunc, method))
         if reduction is not None:
@@ -268,9 +312,10 @@ class _ArrayLike:
     def __array_function__(self, func, types, args, kwargs):
         if registry.expansion_of(func) is not None:  # several results: np.split, eigh
             return registry.expand(func, *args, **kwargs)
-        sequence_primitive = _SEQUENCE_FUNCTIONS.get(func)
-        if sequence_primitive is not None:
-            return _apply_to_sequence(sequence_primitive, func, args, kwargs)
+        if joins.is_join(func):  # np.concatenate([a, b]), np.hstack, np.block...
+            return joins.join(func, args, kwargs)
+        if any(map(isinstance, args, _SEQUENCE_TYPES)):  # np.where(c, [1., 2.], x)
+            args = _sequences_as_inputs(func, args)
         return apply(func, *args, **kwargs)
 
 
@@ -466,7 +511,17 @@ def _as_array(value, dtype=None):
 
 
 def constant(value, dtype=None, shape=None, name=None):
-    """A Tensor holding ``value`` (floats become float32, ints int32, like TensorFlow)."""
+    """A Tensor holding ``value`` (floats become float32, ints int32, like TensorFlow).
+
+    A Tensor of that dtype and shape is returned itself, as TensorFlow does, so a
+    gradient flows through ``constant(t)``; any other conversion of a value a recording
+    tape follows would lose the gradient, and is refused."""
+    if isinstance(value, _ArrayLike):
+        if (isinstance(value, Tensor) and (dtype is None or as_dtype(dtype) == value.dtype)
+                and (shape is None or tuple(shape) == value.shape)):
+            return value
+        if STATE.tapes:
+            _refuse_if_followed(value)
     array = _as_array(value, as_dtype(dtype))
     if shape is not None:
         shape = tuple(shape)
@@ -540,7 +595,7 @@ def apply(fn, *args, **kwargs):
     # This runs once per operation: every check here is the cheapest that is exact.
     tapes = STATE.tapes
     if tapes and any(map(_is_variable, args)):
-        args = tuple(a.read_value() if isinstance(a, Variable) else a for a in args)
+        args = tuple([a.read_value() if isinstance(a, Variable) else a for a in args])
     if kwargs and any(isinstance(v, _ArrayLike) for v in kwargs.values()):
         args, kwargs = _tensors_by_position(fn, args, kwargs)  # rules see positional inputs
     if len(args) == 2:  # unrolled for the common arities: no comprehension frame per op
@@ -604,6 +659,72 @@ _RAW = registry.RAW
 
 # ``isinstance(value, Variable)`` as a C-level callable, so ``map`` runs it without frames.
 _is_variable = Variable.__instancecheck__
+# With ``map(isinstance, args, _SEQUENCE_TYPES)``, lists and tuples are found at C level.
+_SEQUENCE_TYPES = itertools.repeat((list, tuple))
+
+
+def _sequences_as_inputs(fn, args):
+    """The arguments of a NumPy function ``fn`` given to a Tensor, with their lists and
+    tuples as the primitive must take them.
+
+    Where ``fn``'s rule has a derivative, a list becomes the array NumPy makes of it, its
+    Tensors joined by a recorded ``np.stack`` (a rule reads arrays, and a Tensor hidden
+    in a list would have no adjoint).  Elsewhere (a shape, an index, a pad width) a list
+    of Tensors becomes one of their arrays (NumPy, given the Tensors, would hand the call
+    back to ``__array_function__`` again and again); one that a recording tape follows
+    there would lose its gradient, and is refused."""
+    tapes = STATE.tapes
+    rule = registry.rule_of(fn)
+    if rule is None:
+        differentiable = ()
+    elif rule.argnum_vjp is not None:
+        differentiable = range(len(args))
+    else:
+        differentiable = [i for i, vjp in enumerate(rule.vjps) if vjp is not None]
+    converted = list(args)
+    for i, a in enumerate(args):
+        if not isinstance(a, (list, tuple)):
+            continue
+        tensors = [v for v in _leaves(a) if isinstance(v, _ArrayLike)]
+        if i in differentiable:
+            if tensors or tapes:
+                converted[i] = _array_of(a)
+        elif tensors:
+            if tapes and any(t._tracks_any([v.read_value() if isinstance(v, Variable) else v
+                                            for v in tensors]) for t in tapes):
+                refuse_without_rule(registry.primitive_name(fn))
+            converted[i] = _raw_leaves(a)
+    return tuple(converted)
+
+
+def _array_of(items):
+    """``np.array(items)`` of a (nested) list with Tensors in it: their recorded stack."""
+    if not any(isinstance(v, _ArrayLike) for v in _leaves(items)):
+        return np.asarray(items)
+    return apply(_stack, *[_array_of(v) if isinstance(v, (list, tuple)) else v
+                           for v in items], axis=0)
+
+
+def _raw_leaves(items):
+    """A (nested) list or tuple with the arrays in place of its Tensors."""
+    return type(items)(_raw_leaves(v) if isinstance(v, (list, tuple)) else _raw(v)
+                       for v in items)
+
+
+def _refuse_if_followed(value):
+    """NumPy is taking the array out of ``value`` (``np.asarray(t)``, or ``np.array`` or
+    ``np.sum`` given a list of Tensors: NumPy never hands those calls to a Tensor).
+    The result is a plain ndarray, through which no gradient can flow, so this is refused
+    while a recording tape follows ``value`` (as JAX refuses it for a traced value)."""
+    if isinstance(value, Variable):
+        value = value.read_value()
+    if any(tape._tracks_any((value,)) for tape in STATE.tapes):
+        raise TypeError(
+            "NumPy converted a Tensor that a recording GradientTape follows into an "
+            "ndarray (np.asarray(t), or np.array/np.sum/... of a list of Tensors): no "
+            "gradient flows through an ndarray. Join Tensors with np.stack, "
+            "np.concatenate or sd.stack (recorded), or take t.numpy() to use the value "
+            "outside the gradient.")
 
 
 def _refuse_if_tracked(fn, args, tapes):
@@ -623,28 +744,6 @@ def _apply_untracked(fn, name, args, kwargs):
     return _wrap(out)
 
 
-def _apply_to_sequence(primitive, func, args, kwargs):
-    """``np.concatenate([a, b], axis)`` and friends: the sequence becomes arguments."""
-    sequence, rest = args[0], args[1:]
-    if func is np.linalg.multi_dot:  # no axis: the arrays are all it takes
-        return apply(primitive, *sequence, **kwargs)
-    if rest:
-        kwargs = dict(kwargs, axis=rest[0])
-    axis = kwargs.get("axis", 0)
-    if func is np.hstack:
-        axis = 0 if all(np.ndim(_raw(x)) == 1 for x in sequence) else 1
-    elif func is np.vstack:
-        sequence = [apply(np.atleast_2d, x) for x in sequence]
-        axis = 0
-    if axis is None:
-        sequence = [apply(np.ravel, x) for x in sequence]
-        axis = 0
-    return apply(primitive, *sequence, axis=axis)
-
-
-# The compiler's map, plus hstack/vstack, whose axes _apply_to_sequence works out.
-_SEQUENCE_FUNCTIONS = {**SEQUENCE_FORMS, np.hstack: _concatenate, np.vstack: _concatenate}
-
 _UFUNC_REDUCTIONS = {
     (np.add, "reduce"): np.sum,
     (np.multiply, "reduce"): np.prod,
@@ -655,3 +754,5 @@ _UFUNC_REDUCTIONS = {
 
 registry.TENSOR_TYPES = (_ArrayLike,)
 registry.APPLY = apply
+
+from . import joins  # noqa: E402  (it records its joins through apply)

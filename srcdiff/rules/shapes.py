@@ -101,8 +101,8 @@ def converted_back(g, ans, x):
 
 
 defvjp(cast, lambda g, ans, x, dtype: converted_back(g, ans, x), batches=True)
-# Conversions: compiled code differentiates through them.  (On the tape, as in
-# TensorFlow, np.asarray(t) is t.numpy(): it leaves the tape.)
+# Conversions: compiled code differentiates through them.  (On the tape NumPy never
+# hands np.asarray(t) to the Tensor, so it is refused while a tape follows t.)
 # Each may return its input itself (a float64 array): a view.
 defvjp(np.float64, lambda g, ans, x: converted_back(g, ans, x), view=True, batches=True)
 defvjp(np.asarray,
