@@ -11,7 +11,7 @@ import numpy as np
 
 from .compiler.errors import entry_point
 from .compiler.parse import check_function
-from .compiler.cache import CACHE, ranks_of
+from .compiler.cache import CACHE, functions_of, ranks_of
 from .nest import unwrapped as _raw
 from .view import AdjointSource
 from .rules.containers import CONTAINERS, Items, dense, zeros_like
@@ -44,7 +44,8 @@ def _positions(fn, wrt):
 
 def _unit(fn, args, positions):
     active = tuple(i in positions for i in range(len(args)))
-    return CACHE.get(fn, active, tuple(_kind(a) for a in args), ranks=ranks_of(args))
+    return CACHE.get(fn, active, tuple(_kind(a) for a in args), ranks=ranks_of(args),
+                     functions=functions_of(args))
 
 
 class _Units:
@@ -65,6 +66,9 @@ class _Units:
         types = tuple(map(type, args)) + ranks_of(args)
         if any(isinstance(a, CONTAINERS) for a in args):  # a pytree's depth decides too
             types += tuple(map(_kind, args))
+        functions = functions_of(args)
+        if functions:  # and which function a parameter is passed
+            types += tuple((k, id(f)) for k, f in functions)
         unit = self.known.get(types)
         if unit is None or not unit.is_current():
             unit = self.known[types] = _unit(self.fn, args, self.positions)

@@ -26,7 +26,7 @@ from . import nest
 from ._recording import STATE
 from .compiler.errors import CompileError, for_user
 from .compiler.parse import check_function, parse_function
-from .compiler.cache import CACHE, ranks_of
+from .compiler.cache import CACHE, functions_of, ranks_of
 from .ops.array_ops import identity
 from .nest import unwrapped
 from .rules.containers import CONTAINERS, dense
@@ -101,8 +101,8 @@ class Function:
 
     def _unit(self, active, raw, lifted):
         """The unit for arguments ``raw`` (plain values), keyed on their kinds."""
-        unit, why = CACHE.lookup(self.python_function, active,
-                                 tuple(kind(v) for v in raw), lifted, ranks_of(raw))
+        unit, why = CACHE.lookup(self.python_function, active, tuple(kind(v) for v in raw),
+                                 lifted, ranks_of(raw), functions_of(raw))
         if why is None:
             self.hits += 1
         else:

@@ -205,6 +205,31 @@ def test_defaults_of_the_differentiated_function_are_bound():
     assert len(pullback(1.0)) == 1  # one adjoint per argument given, not per default
 
 
+def identity(t):
+    return t
+
+
+def dense(v, k, activation=identity):
+    return activation(v * k)
+
+
+def helper_with_a_function_default(v):
+    return np.sum(dense(v, 2.0) + dense(v, 3.0, np.tanh))
+
+
+def activated(v, act=np.tanh):
+    return np.sum(act(v) * W)
+
+
+def test_a_default_that_is_a_function_is_called():
+    check_three_ways(helper_with_a_function_default, (X.copy(),))
+    check_three_ways(activated, (X.copy(),))
+    check_three_ways(activated, (X.copy(), np.sin))
+    # each function passed is its own compile: no unit of tanh answers for sin
+    np.testing.assert_allclose(sd.grad(activated)(X, np.sin), np.cos(X) * W)
+    np.testing.assert_allclose(sd.grad(activated)(X), (1 - np.tanh(X) ** 2) * W)
+
+
 # --- recursion ------------------------------------------------------------------
 
 def power(x, n):

@@ -7,6 +7,7 @@ compile runs at a time (``SYNTAX_LOCK``), and a thread that waited looks again
 before compiling, so concurrent first calls compile once.
 """
 import contextlib
+import inspect
 import gc
 import linecache
 import threading
@@ -165,3 +166,11 @@ def _collector_paused():
 
 
 CACHE = Cache()
+
+
+def functions_of(values):
+    """(position, function) for each value that is a function (a def, a lambda, a
+    ufunc, an ``@sd.function``): a compile is keyed on them, and calls of that
+    parameter are calls of that function."""
+    return tuple((k, v) for k, v in enumerate(values) if isinstance(v, np.ufunc) or (
+        inspect.isfunction(getattr(v, "python_function", v))))

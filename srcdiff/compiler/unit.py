@@ -166,7 +166,7 @@ def compile_unit(fn, active, scalars, cache, lifted=(), ranks=(), functions=()):
         passed = callee_lifted(inputs, parsed.passed, callee is fn)
         try:
             return cache.get(callee, mask, callee_scalars, lifted=passed,
-                             functions=function_arguments(inputs, parsed.resolve))
+                             functions=function_arguments(inputs, parsed.resolve, callee))
         except CompileError as exc:
             if exc.filename is None:
                 raise parsed.source_map.error(at, exc.message, exc.hint) from None
@@ -335,14 +335,19 @@ def reverse(parsed, body, wrt, names, refs, compile_call, scalar_params, param_d
                 written_names(facts, writes))
 
 
-def function_arguments(inputs, resolve):
+def function_arguments(inputs, resolve, callee=None):
     """(position, function) for each argument of a call that names a function (a
-    module-level def, a ufunc such as ``np.tanh``, a parameter passed one): the
-    callee is compiled for it, as it is for its active arguments.  Only names (a
-    function is a dependency of the unit) and a module's attributes: an attribute
-    of a data object (``cfg.act``) may change while the unit stays."""
+    module-level def, a ufunc such as ``np.tanh``, a parameter passed one), and each
+    parameter of ``callee`` left to a default that is one: the callee is compiled
+    for it, as it is for its active arguments.  Only names (a function is a
+    dependency of the unit) and a module's attributes: an attribute of a data object
+    (``cfg.act``) may change while the unit stays."""
     found = []
+    defaults = _function_defaults(callee) if callee is not None else {}
     for k, node in enumerate(inputs):
+        if node is None and k in defaults:
+            found.append((k, defaults[k]))
+            continue
         if isinstance(node, gast.Attribute) and not _of_a_module(node, resolve):
             continue
         if not isinstance(node, (gast.Name, gast.Attribute)):
@@ -354,6 +359,15 @@ def function_arguments(inputs, resolve):
         if callable(value) and not isinstance(value, type):
             found.append((k, value))
     return tuple(found)
+
+
+def _function_defaults(fn):
+    """position -> the default of each positional parameter of ``fn`` whose default is
+    a function (``activation=linear``)."""
+    params = [p for p in inspect.signature(fn).parameters.values()
+              if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD)]
+    return {k: p.default for k, p in enumerate(params) if p.default is not p.empty
+            and callable(p.default) and not isinstance(p.default, type)}
 
 
 def _of_a_module(node, resolve):
