@@ -11,6 +11,7 @@ import numpy as np
 
 from .compiler.parse import check_function
 from .compiler.cache import CACHE, ranks_of
+from .compiler.errors import InvariantError
 from .nest import unwrapped as _raw
 from .rules.containers import CONTAINERS, dense
 from .function import (DERIVATIVES, Derivative, is_scalar as _is_scalar, kind as _kind,
@@ -40,9 +41,10 @@ def _positions(fn, wrt):
     return tuple(positions), single
 
 
-def _unit(fn, args, positions):
+def _unit(fn, args, positions, batched=False):
     active = tuple(i in positions for i in range(len(args)))
-    return CACHE.get(fn, active, tuple(_kind(a) for a in args), ranks=ranks_of(args))
+    return CACHE.get(fn, active, tuple(_kind(a) for a in args), ranks=ranks_of(args),
+                     batched=batched)
 
 
 class _Units:
@@ -50,9 +52,10 @@ class _Units:
     their kinds): a cached call costs a dictionary lookup and a check that nothing
     the code was built on changed."""
 
-    def __init__(self, fn, positions):
+    def __init__(self, fn, positions, batched=False):
         self.fn = fn
         self.positions = positions
+        self.batched = batched  # units with a batched backward pass (jacobians)
         self.known = {}
         self.generation = CACHE.generation
 
@@ -65,7 +68,7 @@ class _Units:
             types += tuple(map(_kind, args))
         unit = self.known.get(types)
         if unit is None or not unit.is_current():
-            unit = self.known[types] = _unit(self.fn, args, self.positions)
+            unit = self.known[types] = _unit(self.fn, args, self.positions, self.batched)
         return unit
 
 
@@ -260,7 +263,7 @@ def jacobian(f, wrt=0):
     derivative, on_tape = _derivative("jacobian", f, positions, single)
     if on_tape is not None:
         return on_tape
-    units = _Units(f, positions)
+    units = _Units(f, positions, batched=True)
 
     @functools.wraps(f)
     def jac(*args):
@@ -272,23 +275,40 @@ def jacobian(f, wrt=0):
         _numeric_output(f, y)
         y = np.asarray(y)
         order = sorted(set(positions))
-        rows = []
-        for k in range(y.size):
-            seed = np.zeros(y.size, dtype=y.dtype if y.dtype.kind in "fc" else float)
-            seed[k] = 1
-            rows.append(_as_tuple(unit.backward(tape, seed.reshape(y.shape)), len(order)))
+        seeds = np.eye(y.size, dtype=y.dtype if y.dtype.kind in "fc" else float)
+        seeds = seeds.reshape((y.size,) + y.shape)  # one cotangent per element of y
+        columns = _columns(unit, tape, seeds, [np.shape(raw[i]) for i in order])
         results = {}
         for j, i in enumerate(order):
             shape = y.shape + np.shape(raw[i])
-            column = [np.broadcast_to(r[j], np.shape(raw[i])) for r in rows]
             dtype = np.asarray(raw[i]).dtype
-            jac = np.reshape(np.stack(column) if column else np.zeros(shape), shape)
+            jac = np.reshape(columns[j], shape)
             # in the argument's precision, as sd.grad's gradients are
             results[i] = jac.astype(dtype, copy=False) if dtype.kind in "fc" else jac
         return results[positions[0]] if single else _distinct(results[i] for i in positions)
 
     DERIVATIVES[jac] = derivative
     return jac
+
+
+def _columns(unit, tape, seeds, shapes):
+    """For each active argument (of ``shapes``), the stack of its adjoints for each of
+    ``seeds``: ``[len(seeds), *shape]``.  One batched backward walk for them all where
+    the unit has one (``unit.not_batched`` says why not), else one walk per seed."""
+    count = len(shapes)
+    if unit.backward_rows is not None and len(seeds) and not unit.several and not unit.depth:
+        grads = _as_tuple(unit.backward_batch(tape, seeds), count)
+        columns = []
+        for g, shape in zip(grads, shapes):
+            shape = (len(seeds),) + shape
+            if g is not None and np.shape(g) != shape:
+                raise InvariantError(f"{unit.name}'s batched backward pass gave an adjoint of "
+                                     f"shape {np.shape(g)} for {shape}")
+            columns.append(np.zeros(shape) if g is None else g)
+        return columns
+    rows = [_as_tuple(unit.backward(tape, seed), count) for seed in seeds]
+    return [np.stack([np.broadcast_to(r[j], shape) for r in rows]) if rows
+            else np.zeros((0,) + shape) for j, shape in enumerate(shapes)]
 
 
 def adjoint_source(f, wrt=0):

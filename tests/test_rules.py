@@ -572,6 +572,7 @@ MEASURING_CALLS = {  # helper name: sample arguments
     "unreduce": (np.arange(2.0), np.ones((2, 3)), 1, False),
     "reshape_like": (np.arange(6.0), np.ones((2, 3))),
     "reduced_count": (np.ones((2, 3)), np.ones(2)),
+    "zeros_rows": ((4,), np.ones((2, 3), np.float32)),
 }
 
 

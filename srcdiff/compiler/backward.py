@@ -11,6 +11,12 @@ assigns ``dx = ...``, later ones add, into an owned array in place; a loop's
 reversed body starts from the head state the dataflow found, so each body is
 emitted once.  A block is headed by a comment naming its source line.
 
+Emitted with ``rows`` (the name of the batch's leading shape), it is the batched
+backward pass: every adjoint carries leading axes of rows (a vectorised jacobian),
+zeros are made with them (``helpers.zeros_rows``), and the rule helpers keep them
+(``helpers.batched``).  What does not batch (a rule without the trait ``batches``, a
+write into an element of an adjoint, a list's adjoint) raises ``NotBatched``.
+
 Records it leaves: ``reads_at`` (name -> the statements whose adjoint code reads
 it) and ``coded`` (branches and loops with adjoint code of their own), the marks
 planning works from; and the Replay (trip counters, replayed loops).
@@ -22,6 +28,7 @@ from ..rules.containers import join_lists, zero_adjoints
 from . import syntax as S
 from .adjoint_state import OTHER, OWNED, SET, UNSET, Flow, advance, join, own
 from .analysis import Kind, refusal, target_names
+from .errors import NotBatched
 from .contributions import _index_value, _Scatter, how as how_of
 from .plan import Marks
 
@@ -42,6 +49,7 @@ class Backward:
         self.rerun = rerun    # a recomputed statement as the backward pass runs it
         self.refs = contrib.refs
         self.plan = None
+        self.rows = None  # see emit
         self.flow = Flow(self.effects, self.owned, contrib.feeds)
         self.effect_cache = {}
 
@@ -53,10 +61,12 @@ class Backward:
                      frozenset(self.coded))
 
     # ------------------------------------------------------------ backward
-    def emit(self, plan, outputs):
+    def emit(self, plan, outputs, rows=None):
         """The backward pass for ``plan``, seeded with the adjoints of ``outputs``:
-        (statements, the expression it returns)."""
+        (statements, the expression it returns); batched if ``rows`` names the
+        batch's leading shape."""
         self.plan = plan
+        self.rows = self.contrib.rows = rows
         self.state = {}
         self.accumulated = set()  # adjoints updated while SET, where owning them would help
         for out in outputs:
@@ -198,6 +208,8 @@ class Backward:
             code, douts = [S.assign(results, douts)], S.name(results)
         code += restores
         if split is not None:  # the pieces of x: its adjoint is theirs joined back
+            if self.rows is not None:
+                raise NotBatched(f"the pieces of {op.fn.__name__} are joined along an axis")
             x = s.value.args[0]
             if isinstance(x, gast.Name) and self.contrib.feeds(s, x.id):
                 axis = next((k.value for k in s.value.keywords if k.arg == "axis"), None)
@@ -218,6 +230,9 @@ class Backward:
         d = self.adjoint(v)
         how, dense = how_of(expr)
         action = advance(self.state, self.accumulated, v, how, self.owned(v), dense)
+        if self.rows is not None and (action in ("zeros+item", "item", "scatter")
+                                      or isinstance(expr, _Scatter)):
+            raise NotBatched("an adjoint is written element by element")
         if action in ("zeros+item", "item"):  # one element of a list's adjoint
             zeros = [S.assign(d, self.zeros(v))] if action == "zeros+item" else []
             return zeros + [expr.add_to(d)]
@@ -286,6 +301,8 @@ class Backward:
         save = self.plan.saves.get((id(s), x))
         code = []
         if x in self.active and self.state.get(x, UNSET) != UNSET:
+            if self.rows is not None:
+                raise NotBatched("an element of an array is assigned")
             d = self.adjoint(x)
             index = target.slice
             v = s.value
@@ -425,11 +442,17 @@ class Backward:
         return S.assign(self.adjoint(name), self.zeros(name))
 
     def zeros(self, name):
-        if name in self.scalars:
-            return S.const(0.0)
         if name in self.sequences:
+            if self.rows is not None:
+                raise NotBatched("a list's adjoint starts from zeros")
             return gast.Call(func=self.refs.bind(zero_adjoints, "zero_adjoints"),
                              args=[S.name(name)], keywords=[])
+        if self.rows is not None:  # every adjoint has the rows, a number's too (not read)
+            like = S.const(0.0) if name in self.scalars else S.name(name)
+            return gast.Call(func=self.refs.helper("zeros_rows"), keywords=[],
+                             args=[S.name(self.rows), like])
+        if name in self.scalars:
+            return S.const(0.0)
         return gast.Call(func=S.expr("np.zeros_like"), args=[S.name(name)], keywords=[])
 
     def no_rule(self, s, op):

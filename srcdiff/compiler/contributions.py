@@ -8,6 +8,10 @@ broadcasting undone only where it can have happened.  The expressions depend on
 the statement alone, never on adjoint states, so the emitter and the adjoint-state
 dataflow see the same contributions.
 
+With ``rows`` set (the name of a batch's leading shape), the contributions are those
+of the batched backward pass: each rule must take a batch of adjoints (its trait
+``batches``) and a callee is called through its own batched pass; else ``NotBatched``.
+
 Calls of user functions are resolved first (:func:`resolve_calls`): each one whose
 result is active is compiled with its active arguments, and its tape variable named.
 """
@@ -15,10 +19,12 @@ import operator
 
 import gast
 
+from ..rules import traits_of
 from ..rules.containers import WHOLE, from_array
 from . import syntax as S
 from .adjoint_state import ARITHMETIC, ITEM, OTHER, SCATTER
 from .analysis import Kind, target_names
+from .errors import NotBatched
 from .inline import rule_syntax
 
 
@@ -63,6 +69,7 @@ class Contributions:
         self.scalars, self.ints = facts.scalars, facts.ints
         self.made = {}  # (id(statement), g, ans) -> what ``of`` returned
         self.source_map = source_map
+        self.rows = None  # the batch's leading shape, when the batched pass is emitted
 
     def reads_answer(self, s, op):
         """Whether the adjoint of statement ``s`` (``op``) reads its result: the rule of
@@ -77,7 +84,7 @@ class Contributions:
         """(statements to run first, [(name, adjoint expression)]) for the statement's
         active inputs.  Made once for each (statement, g, ans): the draft backward pass
         and the final one share them (the draft's code is discarded, never changed)."""
-        key = (id(s), getattr(g, "id", None), getattr(ans, "id", None))
+        key = (id(s), getattr(g, "id", None), getattr(ans, "id", None), self.rows)
         if key not in self.made:
             self.made[key] = (self.call(s, op, g) if op.kind is Kind.CALL
                               else ([], self.input_adjoints(s, op, g, ans)))
@@ -102,6 +109,8 @@ class Contributions:
         sequence = getattr(op.inputs[0], "id", None) in self.sequences
         if op.fn is operator.getitem and sequence and not isinstance(op.inputs[1], gast.Slice):
             return [(op.inputs[0].id, _ListItem(op.inputs[1], g))]
+        if self.rows is not None and not traits_of(op.fn).batches:
+            raise NotBatched(f"the rule of {op.rule.name} takes one adjoint at a time")
         result_scalar = all(self.is_scalar(a) for a in op.inputs)
         for i, a in enumerate(op.inputs):
             names = ([a] if isinstance(a, gast.Name) else [])
@@ -133,6 +142,8 @@ class Contributions:
                 expr = _Scatter(op.inputs[1], g, expr)
             elif (a.id in self.sequences and op.fn is not operator.getitem
                   and op.rule not in WHOLE.values()):
+                if self.rows is not None:
+                    raise NotBatched("an adjoint split into the items of a list")
                 # np.sum(xs) of a list sums np.array(xs): its adjoint, item by item
                 expr = gast.Call(func=self.refs.bind(from_array, "from_array"),
                                  args=[expr, S.name(a.id)], keywords=[])
@@ -178,8 +189,16 @@ class Contributions:
 
     def call(self, s, op, g):
         unit, tape = self.calls[id(s)]
-        backward = self.refs.bind(unit.backward, unit.name + "_backward")
-        adjoint = gast.Call(func=backward, args=[S.name(tape), g], keywords=[])
+        if self.rows is None:
+            backward = self.refs.bind(unit.backward, unit.name + "_backward")
+            adjoint = gast.Call(func=backward, args=[S.name(tape), g], keywords=[])
+        else:
+            rows = getattr(unit, "backward_rows", None)
+            if rows is None:
+                raise NotBatched(f"it calls {unit.name}, whose adjoint code is not batched")
+            backward = self.refs.bind(rows, unit.name + "_backward_rows")
+            adjoint = gast.Call(func=backward, args=[S.name(tape), g, S.name(self.rows)],
+                                keywords=[])
         active = [a for a in op.inputs if isinstance(a, gast.Name) and self.feeds(s, a.id)]
         # an input the callee's result does not depend on gets None from it: no contribution
         connected = [(k, a) for k, (a, p) in enumerate(zip(active, unit.wrt))

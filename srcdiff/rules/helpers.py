@@ -60,6 +60,16 @@ def batched(axes):
 
 
 @measures(1)
+def zeros_rows(rows, x):
+    """The zero adjoint of ``x`` for each of ``rows`` (the batch's leading shape): what
+    ``np.zeros_like(x)`` is in a walk without a batch, with the batch axes in front."""
+    dtype = getattr(x, "dtype", None)
+    if not isinstance(dtype, np.dtype) or isinstance(x, np.generic):  # a number: 0.0 unbatched
+        dtype = np.result_type(type(x) if dtype is None else dtype, float)
+    return np.zeros(rows + np.shape(x), dtype)
+
+
+@measures(1)
 def unbroadcast(g, x):
     """Sum ``g`` down to the shape of ``x``, undoing NumPy broadcasting."""
     # Every binary op's adjoint comes here, mostly with nothing to undo: arrays
