@@ -85,9 +85,12 @@ def unbroadcast(g, x):
     if lead == 1 and not keep and gshape[1:] == shape:  # a bias: its own short path
         return np.add.reduce(g, axis=0)
     stretched = tuple(lead + i for i, n in enumerate(shape) if n == 1 and gshape[lead + i] != 1)
+    summed = tuple(range(keep, lead)) + stretched
+    if not summed:  # a batch of adjoints of x's shape: nothing to undo
+        return g
     # np.add.reduce is np.sum without its dispatch layers (on Tensors it is
     # recorded as np.sum), which cost more than the sum of a small array.
-    g = np.add.reduce(g, axis=tuple(range(keep, lead)) + stretched)
+    g = np.add.reduce(g, axis=summed)
     if not stretched:  # only leading axes were summed: g has its shape already
         return g
     return np.reshape(g, tuple(gshape[:keep]) + tuple(shape))
