@@ -29,7 +29,7 @@ from . import syntax as S
 from .adjoint_state import OTHER, OWNED, SET, UNSET, Flow, advance, join, own
 from .analysis import Kind, refusal, target_names
 from .errors import NotBatched
-from .contributions import _index_value, _Scatter, how as how_of
+from .contributions import _index_value, _Scatter, batch_index, how as how_of
 from .plan import Marks
 
 
@@ -230,14 +230,13 @@ class Backward:
         d = self.adjoint(v)
         how, dense = how_of(expr)
         action = advance(self.state, self.accumulated, v, how, self.owned(v), dense)
-        if self.rows is not None and (action in ("zeros+item", "item", "scatter")
-                                      or isinstance(expr, _Scatter)):
-            raise NotBatched("an adjoint is written element by element")
+        if self.rows is not None and action in ("zeros+item", "item"):
+            raise NotBatched("a list's adjoint is written item by item")
         if action in ("zeros+item", "item"):  # one element of a list's adjoint
             zeros = [S.assign(d, self.zeros(v))] if action == "zeros+item" else []
             return zeros + [expr.add_to(d)]
         if action == "scatter":  # add into our own array: no full-size temporary per read
-            return [expr.in_place(d, self.contrib.is_basic(expr.index))]
+            return [expr.in_place(d, self.contrib.is_basic(expr.index), self.refs, self.rows)]
         if isinstance(expr, _Scatter):
             expr = expr.dense
         if action == "assign":
@@ -301,10 +300,12 @@ class Backward:
         save = self.plan.saves.get((id(s), x))
         code = []
         if x in self.active and self.state.get(x, UNSET) != UNSET:
-            if self.rows is not None:
-                raise NotBatched("an element of an array is assigned")
             d = self.adjoint(x)
             index = target.slice
+            if self.rows is not None:  # the same elements of each row
+                if not self.contrib.is_basic(index):
+                    raise NotBatched("elements of an array are assigned at an index array")
+                index = batch_index(index)
             v = s.value
             if isinstance(v, gast.Name) and self.contrib.feeds(s, v.id):
                 part = gast.Subscript(value=S.name(d), slice=S.copy_node(index),

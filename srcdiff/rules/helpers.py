@@ -317,15 +317,45 @@ def inverse_permutation(axes, ndim):
 
 
 @primitive
-def unindex(g, index, x):
-    """Scatter-add ``g`` into zeros shaped like ``x`` at ``index`` (the adjoint of ``x[index]``);
-    for a list, tuple or dict ``x``, its item adjoint (rules/containers.py)."""
+def unindex(g, index, x, keep=0):
+    """Scatter-add ``g`` into zeros shaped like ``x`` at ``index`` (the adjoint of ``x[index]``),
+    past ``keep`` leading axes of ``g`` (a batch of rows), which it keeps; for a list,
+    tuple or dict ``x``, its item adjoint (rules/containers.py)."""
     if isinstance(x, (list, tuple, dict)):
         from .containers import item_adjoint
         return item_adjoint(g, index, x)
-    out = np.zeros(np.shape(x), dtype=np.result_type(g))
-    np.add.at(out, index, g)
+    out = np.zeros(np.shape(g)[:keep] + np.shape(x), dtype=np.result_type(g))
+    add_at(out, index, g, keep)
     return out
+
+
+def add_at(out, index, g, keep=0):
+    """``np.add.at(out, index, g)`` past ``keep`` leading axes of ``out`` and ``g`` (a
+    batch of rows)."""
+    if keep:
+        out, index, g = _rows_last(out, keep), _past_rows(index, keep), _rows_last(g, keep)
+    np.add.at(out, index, g)  # a moved ``out`` is a view: the sums land in the caller's
+
+
+def take_rows(g, index, keep=0):
+    """``g[index]`` past ``keep`` leading axes of ``g`` (a batch of rows)."""
+    if not keep:
+        return g[index]
+    back = tuple(range(-keep, 0))
+    return np.moveaxis(_rows_last(g, keep)[_past_rows(index, keep)], back, tuple(range(keep)))
+
+
+def _rows_last(a, keep):
+    """``a`` with its ``keep`` leading axes moved last, where ``a[index]`` keeps them
+    last whatever the index (basic or advanced)."""
+    return np.moveaxis(a, tuple(range(keep)), tuple(range(-keep, 0)))
+
+
+def _past_rows(index, keep):
+    """``index`` for an array with ``keep`` more axes at the end: an Ellipsis stops
+    before them."""
+    index = index if isinstance(index, tuple) else (index,)
+    return index + (slice(None),) * keep if any(i is Ellipsis for i in index) else index
 
 
 def where_zero(cond, x):
@@ -333,7 +363,7 @@ def where_zero(cond, x):
     return np.where(cond, x, np.zeros_like(x))
 
 
-defvjp(unindex, lambda g, ans, gx, index, x: g[index])
+defvjp(unindex, lambda g, ans, gx, index, x, keep=0: take_rows(g, index, keep))
 
 
 def either(value, alias):

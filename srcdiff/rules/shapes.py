@@ -3,10 +3,10 @@ import operator
 
 import numpy as np
 
-from .helpers import (clip_passes, concat_adjoint, diagonal_adjoint, either, inverse_permutation,
-                      pad_adjoint, pad_values_adjoint, repeat_adjoint, reshape_like, stack_adjoint,
-                      take_adjoint, take_along_axis_adjoint, tile_adjoint, unbroadcast, unindex,
-                      where_zero)
+from .helpers import (batch_axes, clip_passes, concat_adjoint, diagonal_adjoint, either,
+                      inverse_permutation, pad_adjoint, pad_values_adjoint, repeat_adjoint,
+                      reshape_like, stack_adjoint, take_adjoint, take_along_axis_adjoint,
+                      tile_adjoint, unbroadcast, unindex, where_zero)
 from .registry import defexpansion, defvjp, defvjp_argnum, nondifferentiable, primitive
 
 # view=True: the result may share the first argument's memory (the compiler must know).
@@ -32,7 +32,8 @@ defvjp(np.tile, lambda g, ans, x, reps: tile_adjoint(g, x, reps))
 defvjp(np.triu, lambda g, ans, x, k=0: np.triu(g, k))
 defvjp(np.tril, lambda g, ans, x, k=0: np.tril(g, k))
 defvjp(np.copy, lambda g, ans, x, *args, **kw: g, batches=True)
-defvjp(operator.getitem, lambda g, ans, x, index: unindex(g, index, x))
+defvjp(operator.getitem, lambda g, ans, x, index: unindex(g, index, x, batch_axes()),
+       batches=True)
 defvjp(np.take, lambda g, ans, x, indices, axis=None, **kw: take_adjoint(g, x, indices, axis))
 defvjp(np.take_along_axis,
        lambda g, ans, x, indices, axis=-1: take_along_axis_adjoint(g, x, indices, axis))
