@@ -14,8 +14,9 @@ emitted once.  A block is headed by a comment naming its source line.
 Emitted with ``rows`` (the name of the batch's leading shape), it is the batched
 backward pass: every adjoint carries leading axes of rows (a vectorised jacobian),
 zeros are made with them (``helpers.zeros_rows``), and the rule helpers keep them
-(``helpers.batched``).  What does not batch (a rule without the trait ``batches``, a
-write into an element of an adjoint, a list's adjoint) raises ``NotBatched``.
+(``helpers.batched``), indices of elements gain a leading ``:``.  What does not batch
+(a rule without the trait ``batches``, an assignment at an index array, a list's
+adjoint, the pieces of a split) raises ``NotBatched``.
 
 Records it leaves: ``reads_at`` (name -> the statements whose adjoint code reads
 it) and ``coded`` (branches and loops with adjoint code of their own), the marks
