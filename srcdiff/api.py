@@ -14,8 +14,8 @@ from .compiler.cache import CACHE, ranks_of
 from .compiler.errors import InvariantError
 from .nest import unwrapped as _raw
 from .rules.containers import CONTAINERS, dense
-from .function import (DERIVATIVES, Derivative, is_scalar as _is_scalar, kind as _kind,
-                       on_tapes, on_tensors, recorded, with_defaults)
+from .function import (DERIVATIVES, CacheInfo, Derivative, is_scalar as _is_scalar,
+                       kind as _kind, on_tapes, on_tensors, recorded, with_defaults)
 
 
 _PLAIN = (np.ndarray, float, int)  # the values most calls pass: nothing to unwrap or ask
@@ -42,9 +42,10 @@ def _positions(fn, wrt):
 
 
 def _unit(fn, args, positions, batched=False):
+    """``(unit, why it compiled)`` (None: a hit) for ``args``, ``positions`` active."""
     active = tuple(i in positions for i in range(len(args)))
-    return CACHE.get(fn, active, tuple(_kind(a) for a in args), ranks=ranks_of(args),
-                     batched=batched)
+    return CACHE.lookup(fn, active, tuple(_kind(a) for a in args), ranks=ranks_of(args),
+                        batched=batched)
 
 
 class _Units:
@@ -58,6 +59,9 @@ class _Units:
         self.batched = batched  # units with a batched backward pass (jacobians)
         self.known = {}
         self.generation = CACHE.generation
+        self.hits = self.misses = 0
+        self.last_miss = None
+        self.row_by_row = None  # why the last jacobian ran row by row (None: batched)
 
     def get(self, args):
         if self.generation != CACHE.generation:  # sd.clear_cache() forgets these too
@@ -68,8 +72,19 @@ class _Units:
             types += tuple(map(_kind, args))
         unit = self.known.get(types)
         if unit is None or not unit.is_current():
-            unit = self.known[types] = _unit(self.fn, args, self.positions, self.batched)
+            unit, why = _unit(self.fn, args, self.positions, self.batched)
+            self.known[types] = unit
+            if why is not None:
+                self.misses += 1
+                self.last_miss = why
+                return unit
+        self.hits += 1
         return unit
+
+    def cache_info(self):
+        """What ``Function.cache_info`` says, for the calls of this wrapper."""
+        return CacheInfo(self.hits, self.misses, CACHE.size(self.fn), self.last_miss,
+                         self.row_by_row)
 
 
 def _prepare(units, args):
@@ -277,7 +292,8 @@ def jacobian(f, wrt=0):
         order = sorted(set(positions))
         seeds = np.eye(y.size, dtype=y.dtype if y.dtype.kind in "fc" else float)
         seeds = seeds.reshape((y.size,) + y.shape)  # one cotangent per element of y
-        columns = _columns(unit, tape, seeds, [np.shape(raw[i]) for i in order])
+        shapes = [np.shape(raw[i]) for i in order]
+        columns, units.row_by_row = _columns(unit, tape, seeds, shapes)
         results = {}
         for j, i in enumerate(order):
             shape = y.shape + np.shape(raw[i])
@@ -287,16 +303,19 @@ def jacobian(f, wrt=0):
             results[i] = jac.astype(dtype, copy=False) if dtype.kind in "fc" else jac
         return results[positions[0]] if single else _distinct(results[i] for i in positions)
 
+    jac.cache_info = units.cache_info
     DERIVATIVES[jac] = derivative
     return jac
 
 
 def _columns(unit, tape, seeds, shapes):
     """For each active argument (of ``shapes``), the stack of its adjoints for each of
-    ``seeds``: ``[len(seeds), *shape]``.  One batched backward walk for them all where
-    the unit has one (``unit.not_batched`` says why not), else one walk per seed."""
+    ``seeds``: ``[len(seeds), *shape]``; and why they took one walk per seed (None: one
+    batched walk for them all)."""
     count = len(shapes)
-    if unit.backward_rows is not None and len(seeds) and not unit.several and not unit.depth:
+    why = unit.not_batched or ("it returns several results" if unit.several or unit.depth
+                               else None if len(seeds) else "no rows")
+    if why is None:
         grads = _as_tuple(unit.backward_batch(tape, seeds), count)
         columns = []
         for g, shape in zip(grads, shapes):
@@ -305,10 +324,10 @@ def _columns(unit, tape, seeds, shapes):
                 raise InvariantError(f"{unit.name}'s batched backward pass gave an adjoint of "
                                      f"shape {np.shape(g)} for {shape}")
             columns.append(np.zeros(shape) if g is None else g)
-        return columns
+        return columns, None
     rows = [_as_tuple(unit.backward(tape, seed), count) for seed in seeds]
     return [np.stack([np.broadcast_to(r[j], shape) for r in rows]) if rows
-            else np.zeros((0,) + shape) for j, shape in enumerate(shapes)]
+            else np.zeros((0,) + shape) for j, shape in enumerate(shapes)], why
 
 
 def adjoint_source(f, wrt=0):

@@ -143,7 +143,10 @@ def test_compiled_jacobian_equals_per_row_and_finite_differences(f, args, wrt, f
         assert unit.not_batched is None and unit.backward_rows is not None
     else:
         assert unit.backward_rows is None and fallback in unit.not_batched
-    jac = sd.jacobian(f, wrt)(*args)
+    jacobian = sd.jacobian(f, wrt)
+    jac = jacobian(*args)
+    why = jacobian.cache_info().row_by_row
+    assert why is None if fallback is None else fallback in why
     jacs = jac if isinstance(wrt, tuple) else (jac,)
     for j, expected, i in zip(jacs, per_row(f, args, positions), positions):
         assert j.shape == expected.shape and j.dtype == np.float64
