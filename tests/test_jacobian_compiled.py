@@ -96,6 +96,11 @@ def assigning_at(x, w):  # at an index array: row by row
     return out * x
 
 
+def transposes(v, w):
+    h = (v @ w).T * 2.0
+    return np.moveaxis(np.swapaxes(h[None], 0, 2), -1, 0) + np.transpose(v.T)[None] ** 2
+
+
 def einsum(v, w):  # a rule without a batched form
     return np.einsum("ij,jk->ik", v, w)
 
@@ -113,6 +118,7 @@ PROGRAMS = [  # function, arguments, wrt, why it runs row by row (None: batched)
     (indexing, (X, W), (0, 1), None),
     (assigning, (X, W), (0, 1), None),
     (assigning_at, (X, W), (0, 1), "at an index array"),
+    (transposes, (V, W), (0, 1), None),
     (einsum, (V, W), (0, 1), "numpy.einsum"),
 ]
 

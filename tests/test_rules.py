@@ -574,6 +574,8 @@ MEASURING_CALLS = {  # helper name: sample arguments
     "reshape_like": (np.arange(6.0), np.ones((2, 3))),
     "reduced_count": (np.ones((2, 3)), np.ones(2)),
     "zeros_rows": ((4,), np.ones((2, 3), np.float32)),
+    "untranspose": (np.arange(24.0).reshape(4, 2, 3), np.ones((3, 4, 2)), (1, 2, 0)),
+    "from_end": ((0, -1), np.ones((2, 3, 4))),
 }
 
 

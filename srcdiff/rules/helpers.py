@@ -310,10 +310,21 @@ def log_of_base(x):
     return np.log(np.where(defined, x, 1))
 
 
-def inverse_permutation(axes, ndim):
-    if axes is None:
-        return None
-    return tuple(np.argsort([a % ndim for a in axes]))
+@measures(1)
+def untranspose(g, x, axes):
+    """The adjoint of ``np.transpose(x, axes)``: ``g``'s axes put back in ``x``'s order,
+    past any leading batch axes."""
+    keep, n = batch_axes(), np.ndim(x)
+    order = range(n - 1, -1, -1) if axes is None else np.argsort([a % n for a in axes])
+    return np.transpose(g, tuple(range(keep)) + tuple(keep + int(a) for a in order))
+
+
+@measures(1)
+def from_end(axes, x):
+    """``axes`` of ``x`` (an int or a sequence of them) counted from the end, as they
+    name the same axes of an adjoint with leading batch axes."""
+    n = np.ndim(x)
+    return axes % n - n if isinstance(axes, (int, np.integer)) else [a % n - n for a in axes]
 
 
 @primitive
