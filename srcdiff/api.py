@@ -326,8 +326,10 @@ def _columns(unit, tape, seeds, shapes):
             columns.append(np.zeros(shape) if g is None else g)
         return columns, None
     rows = [_as_tuple(unit.backward(tape, seed), count) for seed in seeds]
-    return [np.stack([np.broadcast_to(r[j], shape) for r in rows]) if rows
-            else np.zeros((0,) + shape) for j, shape in enumerate(shapes)], why
+    # None: the result does not depend on that argument (its column is zeros)
+    return [np.stack([np.zeros(shape) if r[j] is None else np.broadcast_to(r[j], shape)
+                      for r in rows]) if rows else np.zeros((0,) + shape)
+            for j, shape in enumerate(shapes)], why
 
 
 def adjoint_source(f, wrt=0):

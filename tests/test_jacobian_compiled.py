@@ -223,3 +223,18 @@ def test_an_unwatched_input_of_a_compiled_call_asked_for_in_a_jacobian():
     for v, r, expected in zip(vectorised, rows, per_row(layers, (X, W, B), (0, 1))):
         np.testing.assert_allclose(v.numpy(), r.numpy(), rtol=1e-12, atol=1e-12)
         np.testing.assert_allclose(v.numpy(), expected, rtol=1e-12, atol=1e-12)
+
+
+def unused_by_einsum(x, u):
+    return np.einsum("i,i->i", x, x)
+
+
+def unused_by_tanh(x, u):
+    return np.tanh(x)
+
+
+@pytest.mark.parametrize("f", [unused_by_einsum, unused_by_tanh], ids=["row by row", "batched"])
+def test_an_argument_the_result_does_not_depend_on_has_a_zero_jacobian(f):
+    jx, ju = sd.jacobian(f, (0, 1))(X, B)
+    np.testing.assert_array_equal(ju, np.zeros((N, N)))
+    np.testing.assert_allclose(jx, finite_differences(f, (X, B), 0), rtol=1e-6, atol=1e-7)
