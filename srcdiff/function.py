@@ -81,7 +81,7 @@ class Function:
 
     def cache_info(self):
         """This function's hits and misses, how many compiled units of it the cache holds,
-        and why it last missed."""
+        why it last missed, and why its last jacobian ran row by row (``row_by_row``)."""
         size = CACHE.size(self.python_function)
         return CacheInfo(self.hits, self.misses, size, self.last_miss, self.row_by_row)
 
@@ -148,7 +148,8 @@ class Function:
 
 class _CompiledCall:
     """One call of a compiled function under a tape: a primitive whose rule runs
-    the cached adjoint (once per output adjoint, for every input).
+    the cached adjoint (once per output adjoint, for every input; once per batch of
+    them in a vectorised jacobian).
 
     Its tape inputs are the function's inputs, but that the Tensors in a pytree
     stand for it, each its own tape input: ``owners[k]`` is ``(i, j)`` for tape
