@@ -12,11 +12,13 @@ import numpy as np
 from .compiler.errors import entry_point
 from .compiler.parse import check_function
 from .compiler.cache import CACHE, functions_of, ranks_of
+from .compiler.errors import InvariantError
 from .nest import unwrapped as _raw
 from .view import AdjointSource
 from .rules.containers import CONTAINERS, Items, dense, zeros_like
-from .function import (DERIVATIVES, Derivative, is_scalar as _is_scalar, kind as _kind,
-                       on_tapes, on_tensors, recorded, split_aux, with_defaults)
+from .function import (DERIVATIVES, CacheInfo, Derivative, is_scalar as _is_scalar,
+                       kind as _kind, on_tapes, on_tensors, recorded, split_aux,
+                       with_defaults)
 
 
 _PLAIN = (np.ndarray, float, int)  # the values most calls pass: nothing to unwrap or ask
@@ -42,10 +44,11 @@ def _positions(fn, wrt):
     return tuple(positions), single
 
 
-def _unit(fn, args, positions):
+def _unit(fn, args, positions, batched=False):
+    """``(unit, why it compiled)`` (None: a hit) for ``args``, ``positions`` active."""
     active = tuple(i in positions for i in range(len(args)))
-    return CACHE.get(fn, active, tuple(_kind(a) for a in args), ranks=ranks_of(args),
-                     functions=functions_of(args))
+    return CACHE.lookup(fn, active, tuple(_kind(a) for a in args), ranks=ranks_of(args),
+                        functions=functions_of(args), batched=batched)
 
 
 class _Units:
@@ -53,11 +56,15 @@ class _Units:
     their kinds): a cached call costs a dictionary lookup and a check that nothing
     the code was built on changed."""
 
-    def __init__(self, fn, positions):
+    def __init__(self, fn, positions, batched=False):
         self.fn = fn
         self.positions = positions
+        self.batched = batched  # units with a batched backward pass (jacobians)
         self.known = {}
         self.generation = CACHE.generation
+        self.hits = self.misses = 0
+        self.last_miss = None
+        self.row_by_row = None  # why the last jacobian ran row by row (None: batched)
 
     def get(self, args):
         if self.generation != CACHE.generation:  # sd.clear_cache() forgets these too
@@ -71,8 +78,19 @@ class _Units:
             types += tuple((k, id(f)) for k, f in functions)
         unit = self.known.get(types)
         if unit is None or not unit.is_current():
-            unit = self.known[types] = _unit(self.fn, args, self.positions)
+            unit, why = _unit(self.fn, args, self.positions, self.batched)
+            self.known[types] = unit
+            if why is not None:
+                self.misses += 1
+                self.last_miss = why
+                return unit
+        self.hits += 1
         return unit
+
+    def cache_info(self):
+        """What ``Function.cache_info`` says, for the calls of this wrapper."""
+        return CacheInfo(self.hits, self.misses, CACHE.size(self.fn), self.last_miss,
+                         self.row_by_row)
 
 
 def _prepare(units, args):
@@ -310,7 +328,7 @@ def jacobian(f, wrt=0):
     derivative, on_tape = _derivative("jacobian", f, positions, single)
     if on_tape is not None:
         return on_tape
-    units = _Units(f, positions)
+    units = _Units(f, positions, batched=True)
 
     @entry_point
     @functools.wraps(f)
@@ -323,23 +341,46 @@ def jacobian(f, wrt=0):
         _numeric_output(f, y)
         y = np.asarray(y)
         order = sorted(set(positions))
-        rows = []
-        for k in range(y.size):
-            seed = np.zeros(y.size, dtype=y.dtype if y.dtype.kind in "fc" else float)
-            seed[k] = 1
-            rows.append(_as_tuple(unit.backward(tape, seed.reshape(y.shape)), len(order)))
+        seeds = np.eye(y.size, dtype=y.dtype if y.dtype.kind in "fc" else float)
+        seeds = seeds.reshape((y.size,) + y.shape)  # one cotangent per element of y
+        shapes = [np.shape(raw[i]) for i in order]
+        columns, units.row_by_row = _columns(unit, tape, seeds, shapes)
         results = {}
         for j, i in enumerate(order):
             shape = y.shape + np.shape(raw[i])
-            column = [np.broadcast_to(r[j], np.shape(raw[i])) for r in rows]
             dtype = np.asarray(raw[i]).dtype
-            jac = np.reshape(np.stack(column) if column else np.zeros(shape), shape)
+            jac = np.reshape(columns[j], shape)
             # in the argument's precision, as sd.grad's gradients are
             results[i] = jac.astype(dtype, copy=False) if dtype.kind in "fc" else jac
         return results[positions[0]] if single else _distinct(results[i] for i in positions)
 
+    jac.cache_info = units.cache_info
     DERIVATIVES[jac] = derivative
     return jac
+
+
+def _columns(unit, tape, seeds, shapes):
+    """For each active argument (of ``shapes``), the stack of its adjoints for each of
+    ``seeds``: ``[len(seeds), *shape]``; and why they took one walk per seed (None: one
+    batched walk for them all)."""
+    count = len(shapes)
+    why = unit.not_batched or ("it returns several results" if unit.several or unit.depth
+                               else None if len(seeds) else "no rows")
+    if why is None:
+        grads = _as_tuple(unit.backward_batch(tape, seeds), count)
+        columns = []
+        for g, shape in zip(grads, shapes):
+            shape = (len(seeds),) + shape
+            if g is not None and np.shape(g) != shape:
+                raise InvariantError(f"{unit.name}'s batched backward pass gave an adjoint of "
+                                     f"shape {np.shape(g)} for {shape}")
+            columns.append(np.zeros(shape) if g is None else g)
+        return columns, None
+    rows = [_as_tuple(unit.backward(tape, seed), count) for seed in seeds]
+    # None: the result does not depend on that argument (its column is zeros)
+    return [np.stack([np.zeros(shape) if r[j] is None else np.broadcast_to(r[j], shape)
+                      for r in rows]) if rows else np.zeros((0,) + shape)
+            for j, shape in enumerate(shapes)], why
 
 
 @entry_point

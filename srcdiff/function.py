@@ -11,6 +11,11 @@ tape computing a higher derivative), the function is re-run eagerly under a
 tape instead, so every engine gives the eager tape's gradients.  Likewise a
 derivative of a derivative that ``sd.grad``, ``sd.value_and_grad`` or
 ``sd.jacobian`` made runs on nested eager tapes (see :func:`on_tapes`).
+
+A vectorised jacobian on the tape hands the entry a batch of adjoints (a leading
+axis of rows): it runs the batched backward pass of the unit compiled ``batched``
+once for them all, or, where that unit has none, the plain one row by row, and
+``cache_info().row_by_row`` says why.
 """
 import collections
 import functools
@@ -30,11 +35,15 @@ from .compiler.cache import CACHE, functions_of, ranks_of
 from .ops.array_ops import identity
 from .nest import unwrapped
 from .rules.containers import CONTAINERS, dense
-from .rules.registry import Rule
+from .rules.helpers import batch_axes, batched
+from .rules.registry import Rule, Traits
 from .tape import GradientTape, UnconnectedGradients
 from .tensor import Tensor, Variable, _ArrayLike, _raw, apply, convert_to_tensor
 
-CacheInfo = collections.namedtuple("CacheInfo", "hits misses currsize last_miss")
+CacheInfo = collections.namedtuple("CacheInfo", "hits misses currsize last_miss row_by_row",
+                                   defaults=(None,))
+CacheInfo.__doc__ = """A compiled function's cache statistics; ``row_by_row``: why its last
+jacobian ran the compiled backward pass once per row (None: one batched walk)."""
 
 
 class Function:
@@ -50,6 +59,7 @@ class Function:
         self._reads = None
         self.hits = self.misses = 0
         self.last_miss = None
+        self.row_by_row = None
 
     def __get__(self, instance, owner):
         if instance is None:
@@ -71,9 +81,9 @@ class Function:
 
     def cache_info(self):
         """This function's hits and misses, how many compiled units of it the cache holds,
-        and why it last missed."""
+        why it last missed, and why its last jacobian ran row by row (``row_by_row``)."""
         size = CACHE.size(self.python_function)
-        return CacheInfo(self.hits, self.misses, size, self.last_miss)
+        return CacheInfo(self.hits, self.misses, size, self.last_miss, self.row_by_row)
 
     # --- calls ---
     def _call(self, args):
@@ -99,10 +109,10 @@ class Function:
         return apply(entry, *[inputs[i] if j is None else nest.flatten(inputs[i])[j]
                               for i, j in entry.owners])
 
-    def _unit(self, active, raw, lifted):
+    def _unit(self, active, raw, lifted, batched=False):
         """The unit for arguments ``raw`` (plain values), keyed on their kinds."""
         unit, why = CACHE.lookup(self.python_function, active, tuple(kind(v) for v in raw),
-                                 lifted, ranks_of(raw), functions_of(raw))
+                                 lifted, ranks_of(raw), functions_of(raw), batched=batched)
         if why is None:
             self.hits += 1
         else:
@@ -137,7 +147,8 @@ class Function:
 
 class _CompiledCall:
     """One call of a compiled function under a tape: a primitive whose rule runs
-    the cached adjoint (once per output adjoint, for every input).
+    the cached adjoint (once per output adjoint, for every input; once per batch of
+    them in a vectorised jacobian).
 
     Its tape inputs are the function's inputs, but that the Tensors in a pytree
     stand for it, each its own tape input: ``owners[k]`` is ``(i, j)`` for tape
@@ -146,6 +157,7 @@ class _CompiledCall:
 
     __slots__ = ("function", "unit", "value", "saved", "active", "raw", "inputs", "count",
                  "captures", "owners", "srcdiff_rule", "_last")
+    srcdiff_traits = Traits(batches=True)  # a batch of adjoints: see _batch
 
     def __init__(self, function, unit, value, saved, active, raw, inputs, count, captures):
         self.function = function
@@ -169,21 +181,49 @@ class _CompiledCall:
     def _vjp(self, k, g, ans, *flat):
         seen, grads = self._last
         if seen is not g:
-            if isinstance(g, _ArrayLike):  # an outer tape records this: differentiate eagerly
-                grads = self._eager_vjp(g, flat)
-            else:
-                grads = self._leaves(_backward(self.unit, self.saved, g, self.active))
+            grads = self._adjoints(g, flat, self.active)
             self._last = (g, grads)
         i, _ = self.owners[k]
         if k not in grads and not self.active[i] and _floating(flat[k]):
             # A source the tape never watched, asked for as an input of this call: as in
             # TensorFlow, it gets its gradient. Compile with it active, forward again.
             active = tuple(a or n == i for n, a in enumerate(self.active))
-            unit = self.function._unit(active, self.raw, tuple(e for e, _ in self.captures))
-            saved = unit.run(list(self.raw))[1]
             grads = dict(grads)
-            grads.update(self._leaves(_backward(unit, saved, _raw(g), active)))
+            grads.update(self._adjoints(g, flat, active))
         return grads.get(k)
+
+    def _adjoints(self, g, flat, active):
+        """The adjoints of the tape inputs for ``g``, the adjoint of the result (a batch
+        of them in a vectorised jacobian), with ``active`` inputs: by tape input."""
+        if batch_axes():
+            return self._batch(g, flat, active)
+        if active is not self.active:  # compiled with another input active: forward again
+            unit = self.function._unit(active, self.raw, self._lifted())
+            saved = unit.run(list(self.raw))[1]
+            return self._leaves(_backward(unit, saved, _raw(g), active))
+        if isinstance(g, _ArrayLike):  # an outer tape records this: differentiate eagerly
+            return self._eager_vjp(g, flat)
+        return self._leaves(_backward(self.unit, self.saved, g, active))
+
+    def _lifted(self):
+        return tuple(e for e, _ in self.captures)
+
+    def _batch(self, g, flat, active):
+        """:meth:`_adjoints` for a batch ``g`` of adjoints (one leading axis of rows):
+        each a stack of rows.  One walk of the batched backward pass of the unit
+        compiled ``batched`` (its forward pass run again, for a tape of its own) where
+        it has one; else row by row, which ``cache_info().row_by_row`` reports."""
+        why = "an outer tape records the jacobian: each row is differentiated eagerly"
+        if not isinstance(g, _ArrayLike) or active is not self.active:
+            unit = self.function._unit(active, self.raw, self._lifted(), batched=True)
+            why = unit.not_batched
+            if unit.backward_rows is not None:
+                self.function.row_by_row = None
+                saved = unit.run(list(self.raw))[1]
+                return self._leaves(_backward(unit, saved, _raw(g), active, rows=True))
+        self.function.row_by_row = why
+        with batched(0):
+            return _stack_rows([self._adjoints(row, flat, active) for row in g])
 
     def _leaves(self, by_input):
         """Adjoints by input position -> by tape input (a pytree's, leaf by leaf)."""
@@ -237,9 +277,21 @@ class _CompiledCall:
         return value if j is None else nest.flatten(value)[j]
 
 
-def _backward(unit, saved, g, active):
-    """The compiled adjoints of the active inputs, by input position."""
-    grads = unit.backward(saved, g)
+def _stack_rows(rows):
+    """{tape input: its adjoint} for each row -> {tape input: the stack of them} (zeros
+    for a row where it has none)."""
+    out = {}
+    for k in {k for row in rows for k, d in row.items() if d is not None}:
+        some = next(row[k] for row in rows if row.get(k) is not None)
+        out[k] = np.stack([row[k] if row.get(k) is not None else np.zeros_like(some)
+                           for row in rows])
+    return out
+
+
+def _backward(unit, saved, g, active, rows=False):
+    """The compiled adjoints of the active inputs, by input position; ``rows``: of
+    each of a batch ``g`` of adjoints, by one batched walk."""
+    grads = unit.backward_batch(saved, g) if rows else unit.backward(saved, g)
     grads = grads if sum(active) > 1 else (grads,)
     return dict(zip([k for k, a in enumerate(active) if a], grads))
 

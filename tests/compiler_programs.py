@@ -7,7 +7,9 @@
 - central finite differences of the plain function in float64 (``util``).
 
 It also checks what ``sd.grad`` promises for every call: each gradient has its
-argument's shape and dtype, and no argument is modified.
+argument's shape and dtype, and no argument is modified; and, where the function's
+unit has a batched backward pass (the one jacobians run), that it gives for a batch
+of cotangents what the plain pass gives for each (``check_batched``).
 
 ``import_source`` writes generated source to a file and imports it (the compiler
 reads functions back from their files).  The functions at the bottom are called by
@@ -20,6 +22,7 @@ import sys
 import numpy as np
 
 import srcdiff as sd
+from srcdiff.api import _prepare, _Units
 from util import numerical_grad
 
 RTOL, ATOL = 1e-6, 1e-7
@@ -47,7 +50,37 @@ def check_grad(f, args, wrt=0, eager=True):
         for g, e, i in zip(grads, eager_grads(f, args, positions), positions):
             np.testing.assert_allclose(g, e, rtol=RTOL, atol=ATOL,
                                        err_msg=f"compiled vs eager, argument {i}")
+    check_batched(f, args, positions)
     return compiled
+
+
+BATCHED = {}  # why a unit has no batched backward pass -> how many programs said so
+
+
+def check_batched(f, args, positions, rows=(1.0, -0.5, 2.0)):
+    """Assert that the batched backward pass of ``f``'s unit (as ``sd.jacobian`` gets
+    it) gives, for a batch of ``rows`` times the seed, the stack of what the plain
+    backward pass gives for each; returns why there is none (None if there is one)."""
+    order = sorted(set(positions))
+    unit, raw = _prepare(_Units(f, tuple(order), batched=True), list(args))
+    if unit.backward_rows is None:
+        BATCHED[unit.not_batched] = BATCHED.get(unit.not_batched, 0) + 1
+        return unit.not_batched
+    BATCHED[None] = BATCHED.get(None, 0) + 1
+    y, tape = unit.run(raw)
+    seeds = [r if type(y) is float else r * np.ones_like(y) for r in rows]
+    per_row = [unit.backward(tape, seed) for seed in seeds]
+    batch = unit.backward_batch(tape, np.stack([np.asarray(seed) for seed in seeds]))
+    if len(order) == 1:
+        per_row, batch = [(g,) for g in per_row], (batch,)
+    for j, i in enumerate(order):
+        if batch[j] is None:
+            assert all(g[j] is None for g in per_row), f"argument {i}: batched None"
+            continue
+        expected = np.stack([np.broadcast_to(g[j], np.shape(args[i])) for g in per_row])
+        np.testing.assert_allclose(batch[j], expected, rtol=1e-12, atol=1e-12,
+                                   err_msg=f"batched vs row by row, argument {i}")
+    return None
 
 
 def finite_difference(f, args, i):

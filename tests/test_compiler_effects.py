@@ -229,11 +229,15 @@ def nested_helper_writes_what_was_read(w):
     return np.sum(z) * k
 
 
+def set_all(a):
+    a[...] = 3.0
+
+
 def helper_writes_through_a_view(w):
     a = np.ones(4)
     v = a[1:]
     z = w * a[:3]
-    scale_in_place(v)
+    set_all(v)
     return np.sum(z)
 
 
@@ -278,3 +282,28 @@ def element_passed_to_a_helper_that_bumps_it(w):
 
 def test_a_number_given_to_a_helper_that_updates_it_is_no_write():
     check_grad(element_passed_to_a_helper_that_bumps_it, (W.copy(),))
+
+
+def rebinds_and_writes_in_a_loop(w):
+    a = np.ones(3)
+    total = w * 0.0
+    for k in range(3):
+        total = total + np.sin(w * a)
+        a = a * 1.5  # saved on a stack, then written into: the backward pass restores a copy
+        a[k] = 0.5
+    return np.sum(total * a)
+
+
+def test_a_replayed_tape_sees_the_values_the_forward_pass_left():
+    # a tape restored by rebinding and then written into must not change what a second
+    # walk reads (a persistent tape, a jacobian's rows)
+    check_grad(rebinds_and_writes_in_a_loop, (W.copy(),))
+    x = sd.constant(W)
+    compiled = sd.function(rebinds_and_writes_in_a_loop)
+    with sd.GradientTape(persistent=True) as tape:
+        tape.watch(x)
+        y = compiled(x)
+    first, second = tape.gradient(y, x), tape.gradient(y, x)
+    np.testing.assert_allclose(np.asarray(first), np.asarray(second), rtol=1e-12)
+    np.testing.assert_allclose(np.asarray(first),
+                               sd.grad(rebinds_and_writes_in_a_loop)(W.copy()), rtol=1e-12)

@@ -12,6 +12,10 @@ A branch condition near its threshold would make finite differences straddle a
 kink, so each program also comes in an instrumented twin that records how far each
 comparison is from flipping; examples closer than ``MARGIN`` are skipped.
 
+The same programs returning a vector (the sums of the result left out) check
+``sd.jacobian``: its one batched backward walk equals the plain backward pass run
+once per row (``sd.vjp``) and finite differences.
+
 Examples are derandomized, so CI runs the same programs every time.  A failing
 program is shown whole; ``SRCDIFF_SHRINK=1`` has hypothesis shrink it first (slow).
 """
@@ -26,6 +30,8 @@ from hypothesis import strategies as st
 
 import srcdiff as sd
 from compiler_programs import check_grad, import_source
+from srcdiff.api import _prepare, _Units
+from util import numerical_jacobian
 
 MARGIN = 1e-2  # relative distance of a comparison from its threshold
 ARRAYS = ["x", "y", "v0", "v1", "v2"]
@@ -70,9 +76,10 @@ class Program:
 class Writer:
     """Draws statements and expressions; tracks which names hold arrays and scalars."""
 
-    def __init__(self, draw, writes):
+    def __init__(self, draw, writes, vector=False):
         self.draw = draw
         self.writes = writes
+        self.vector = vector  # the result is a vector: no sums around its terms
         self.arrays = list(ARRAYS)
         self.scalars = list(SCALARS)
         self.readonly = ["buf"] if writes else []  # written by subscript only: never aliased
@@ -225,7 +232,7 @@ class Writer:
         return [f"if {self.condition()}:", "    continue"]
 
     def stmt_return(self, depth):
-        value = self.array_expr() if self.in_helper else self.scalar_expr()
+        value = self.array_expr() if self.in_helper or self.vector else self.scalar_expr()
         return [f"if {self.condition()}:", f"    return {value}"]
 
     def stmt_write(self, depth):
@@ -254,6 +261,8 @@ class Writer:
         body = self.block(0, self.draw(st.integers(2, 6)))
         result = "np.sum(v0 * v1) + np.sum(v2) * t0 + t1 + s * np.sum(x * y)"
         result += " + np.sum(buf * v0)" if self.writes else ""
+        if self.vector:
+            result = result.replace("np.sum", "")
         lines += ["def prog(x, y, s):"] + indent(init + body + [f"return {result}"])
         return Program(lines, self.comparisons, self.writes)
 
@@ -263,8 +272,8 @@ def indent(lines):
 
 
 @st.composite
-def programs(draw):
-    return Writer(draw, writes=draw(st.booleans())).module()
+def programs(draw, vector=False):
+    return Writer(draw, writes=draw(st.booleans()), vector=vector).module()
 
 
 # Shrinking a failing program takes minutes; the failure shows the whole program anyway.
@@ -288,3 +297,42 @@ def test_random_program(tmp_path_factory, program, seed):
     value, _ = sd.value_and_grad(module.prog, (0, 1, 2))(x, y, s)  # compiled once: check_grad's
     assert np.isclose(value, module.prog(x.copy(), y.copy(), s), rtol=1e-12, atol=1e-12)
     check_grad(module.prog, (x, y, s), wrt=(0, 1, 2), eager=not program.writes)
+
+
+# Why a program's jacobian may run row by row (see compiler/backward.py): anything else
+# is a construct the batched pass should take.
+ROW_BY_ROW = ("at an index array", "whose adjoint code is not batched")
+
+
+@settings(max_examples=80, deadline=None, derandomize=True, database=None, phases=PHASES,
+          suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
+@given(program=programs(vector=True), seed=st.integers(0, 2 ** 16))
+def test_random_program_jacobian(tmp_path_factory, program, seed):
+    rng = np.random.default_rng(seed)
+    x, y = rng.uniform(-1.5, 1.5, size=(2, 3))
+    s = float(rng.uniform(-1.5, 1.5))
+    directory = tmp_path_factory.getbasetemp()
+    k = hashlib.sha1(program.source().encode()).hexdigest()[:12]
+    twin = import_source(directory, f"vec_margins_{k}", program.source(instrumented=True))
+    twin.prog(x.copy(), y.copy(), s)
+    assume(min(twin._margins, default=1.0) > MARGIN)
+    module = import_source(directory, f"vec_{k}", program.source())
+    args = (x, y, s)
+    unit, _ = _prepare(_Units(module.prog, (0, 1, 2), batched=True), list(args))
+    assert unit.not_batched is None or any(w in unit.not_batched for w in ROW_BY_ROW), \
+        unit.not_batched
+    jacobians = sd.jacobian(module.prog, (0, 1, 2))(*args)
+    value, pullback = sd.vjp(module.prog, *args)
+    seeds = np.eye(np.size(value)).reshape((np.size(value),) + np.shape(value))
+    rows = [pullback(seed) for seed in seeds]
+    for i, jac in enumerate(jacobians):
+        expected = np.reshape([r[i] for r in rows], np.shape(value) + np.shape(args[i]))
+        np.testing.assert_allclose(jac, expected, rtol=1e-12, atol=1e-12,
+                                   err_msg=f"batched vs per row, argument {i}")
+
+        def partial(a, i=i):
+            values = [v.copy() if isinstance(v, np.ndarray) else v for v in args]
+            values[i] = float(a) if i == 2 else a
+            return module.prog(*values)
+        np.testing.assert_allclose(jac, numerical_jacobian(partial, args[i]),
+                                   rtol=1e-5, atol=1e-6, err_msg=f"argument {i}")

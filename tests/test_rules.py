@@ -303,7 +303,8 @@ EXAMPLES = {
                          ex(R(6), np.array([5, 0, 5]), axis=None)],
     operator.getitem: [ex(R(4, 3), (slice(1, 3), 0)), ex(R(4), np.array([0, 2, 2])),
                        ex(R(4, 3), (Ellipsis, None, np.array([1, 1]))),
-                       ex(R(4, 3), np.array([True, False, True, True])), ex(R(4, 3), -1)],
+                       ex(R(4, 3), np.array([True, False, True, True])), ex(R(4, 3), -1),
+                       ex(R(4, 3, 2), (np.array([0, 2, 0]), slice(None), np.array([1, 0, 1])))],
     np.take: [ex(R(5), [0, 4, 4]), ex(R(3, 4), [2, 0], axis=1), ex(R(2, 3), [[5, 0]])],
     np.where: [ex(np.array([True, False, True]), R(3), R(3)),
                ex(np.array([[True], [False]]), R(2, 3), R(3))],
@@ -573,6 +574,9 @@ MEASURING_CALLS = {  # helper name: sample arguments
     "unreduce": (np.arange(2.0), np.ones((2, 3)), 1, False),
     "reshape_like": (np.arange(6.0), np.ones((2, 3))),
     "reduced_count": (np.ones((2, 3)), np.ones(2)),
+    "zeros_rows": ((4,), np.ones((2, 3), np.float32)),
+    "untranspose": (np.arange(24.0).reshape(4, 2, 3), np.ones((3, 4, 2)), (1, 2, 0)),
+    "from_end": ((0, -1), np.ones((2, 3, 4))),
 }
 
 

@@ -12,7 +12,8 @@ Calls that write in place (``out=``, a discarded result: ``np.add.at``, ``rng.sh
 and the arguments a user function writes into: its unit's ``mutated``) are refused
 where an adjoint would see the change (:func:`check_effects`,
 :func:`check_call_writes`); :func:`written_names` is every array the body may write
-into, so a unit copies those of its parameters before it runs.
+into, so a unit copies those of its parameters before it runs.  ``x += v`` is no write
+in generated code, which rebinds x to ``x + v``.
 
 A number shares no memory (``facts.numbers``: Python numbers and NumPy scalars such
 as ``np.sum(x)`` or ``v[i]`` of a vector), and ``+=`` on one rebinds it: ``y = x``
@@ -98,10 +99,11 @@ def check_call_writes(facts, writes, varied, active, source_map):
 
 
 def written_names(facts, writes):
-    """The names whose arrays the body may write into in place: ``x[i] = v``, ``+=`` on
-    an array, calls that may write (discarded results, ``out=``, no model, what user
-    functions write per ``writes``), and every name sharing memory with one of them."""
-    direct = set(facts.written) | (set(facts.updated) - facts.numbers)
+    """The names whose arrays the body may write into in place: ``x[i] = v``, calls
+    that may write (discarded results, ``out=``, no model, what user functions write
+    per ``writes``), and every name sharing memory with one of them.  (``x += v`` is
+    not one: generated code rebinds x to ``x + v``.)"""
+    direct = set(facts.written)
     for s in facts.exprs + facts.assigns:
         op = facts.ops[id(s)]
         if op.kind is Kind.CALL:

@@ -11,6 +11,13 @@ assigns ``dx = ...``, later ones add, into an owned array in place; a loop's
 reversed body starts from the head state the dataflow found, so each body is
 emitted once.  A block is headed by a comment naming its source line.
 
+Emitted with ``rows`` (the name of the batch's leading shape), it is the batched
+backward pass: every adjoint carries leading axes of rows (a vectorised jacobian),
+zeros are made with them (``helpers.zeros_rows``), and the rule helpers keep them
+(``helpers.batched``), indices of elements gain a leading ``:``.  What does not batch
+(a rule without the trait ``batches``, an assignment at an index array, a list's
+adjoint, the pieces of a split) raises ``NotBatched``.
+
 Records it leaves: ``reads_at`` (name -> the statements whose adjoint code reads
 it) and ``coded`` (branches and loops with adjoint code of their own), the marks
 planning works from; and the Replay (trip counters, replayed loops).
@@ -23,7 +30,8 @@ from . import syntax as S
 from .adjoint_state import OTHER, OWNED, SET, UNSET, Flow, advance, join, own
 from .analysis import Kind, refusal, target_names
 from .codegen import comment_marker, is_comment_marker
-from .contributions import _index_value, _Scatter, how as how_of
+from .errors import NotBatched
+from .contributions import _index_value, _Scatter, batch_index, how as how_of
 from .plan import Marks
 
 
@@ -43,6 +51,7 @@ class Backward:
         self.rerun = rerun    # a recomputed statement as the backward pass runs it
         self.refs = contrib.refs
         self.plan = None
+        self.rows = None  # see emit
         self.flow = Flow(self.effects, self.owned, contrib.feeds)
         self.effect_cache = {}
 
@@ -54,10 +63,12 @@ class Backward:
                      frozenset(self.coded))
 
     # ------------------------------------------------------------ backward
-    def emit(self, plan, outputs):
+    def emit(self, plan, outputs, rows=None):
         """The backward pass for ``plan``, seeded with the adjoints of ``outputs``:
-        (statements, the expression it returns)."""
+        (statements, the expression it returns); batched if ``rows`` names the
+        batch's leading shape."""
         self.plan = plan
+        self.rows = self.contrib.rows = rows
         self.state = {}
         self.accumulated = set()  # adjoints updated while SET, where owning them would help
         for out in outputs:
@@ -202,6 +213,8 @@ class Backward:
             code, douts = [S.assign(results, douts)], S.name(results)
         code += restores
         if split is not None:  # the pieces of x: its adjoint is theirs joined back
+            if self.rows is not None:
+                raise NotBatched(f"the pieces of {op.fn.__name__} are joined along an axis")
             x = s.value.args[0]
             if isinstance(x, gast.Name) and self.contrib.feeds(s, x.id):
                 axis = next((k.value for k in s.value.keywords if k.arg == "axis"), None)
@@ -222,11 +235,13 @@ class Backward:
         d = self.adjoint(v)
         how, dense = how_of(expr)
         action = advance(self.state, self.accumulated, v, how, self.owned(v), dense)
+        if self.rows is not None and action in ("zeros+item", "item"):
+            raise NotBatched("a list's adjoint is written item by item")
         if action in ("zeros+item", "item"):  # one element of a list's adjoint
             zeros = [S.assign(d, self.zeros(v))] if action == "zeros+item" else []
             return zeros + [expr.add_to(d)]
         if action == "scatter":  # add into our own array: no full-size temporary per read
-            return [expr.in_place(d, self.contrib.is_basic(expr.index))]
+            return [expr.in_place(d, self.contrib.is_basic(expr.index), self.refs, self.rows)]
         if isinstance(expr, _Scatter):
             expr = expr.dense
         if action == "assign":
@@ -292,6 +307,10 @@ class Backward:
         if x in self.active and self.state.get(x, UNSET) != UNSET:
             d = self.adjoint(x)
             index = target.slice
+            if self.rows is not None:  # the same elements of each row
+                if not self.contrib.is_basic(index):
+                    raise NotBatched("elements of an array are assigned at an index array")
+                index = batch_index(index)
             v = s.value
             if isinstance(v, gast.Name) and self.contrib.feeds(s, v.id):
                 part = gast.Subscript(value=S.name(d), slice=S.copy_node(index),
@@ -321,6 +340,9 @@ class Backward:
 
     def is_restore(self, stmt):
         value = getattr(stmt, "value", None)
+        if (isinstance(value, gast.Call) and isinstance(value.func, gast.Attribute)
+                and value.func.attr == "copy" and not value.args):
+            value = value.func.value  # a restored array the pass writes into: a copy
         return isinstance(stmt, gast.Assign) and (
             (isinstance(value, gast.Name) and value.id.endswith("_old") and
              value.id in {v for _, v in self.plan.saves.values()})
@@ -328,10 +350,14 @@ class Backward:
                 and value.func.attr == "pop"))
 
     def restore(self, x, save):
+        """``x`` bound again to its saved value: a copy if the pass writes into x (its
+        restores of elements), for the tape's value must stay as the forward pass
+        left it (a persistent tape, a jacobian's rows replay it)."""
         kind, var = save
-        if kind == "stack":
-            return S.assign(x, S.expr(f"{var}.pop()"))
-        return S.assign(x, S.name(var))
+        value = f"{var}.pop()" if kind == "stack" else var
+        if x in self.facts.written:
+            value += ".copy()"
+        return S.assign(x, S.expr(value))
 
     def restore_item(self, target, save):
         kind, var = save
@@ -429,11 +455,17 @@ class Backward:
         return S.assign(self.adjoint(name), self.zeros(name))
 
     def zeros(self, name):
-        if name in self.scalars:
-            return S.const(0.0)
         if name in self.sequences:
+            if self.rows is not None:
+                raise NotBatched("a list's adjoint starts from zeros")
             return gast.Call(func=self.refs.bind(zero_adjoints, "zero_adjoints"),
                              args=[S.name(name)], keywords=[])
+        if self.rows is not None:  # every adjoint has the rows, a number's too (not read)
+            like = S.const(0.0) if name in self.scalars else S.name(name)
+            return gast.Call(func=self.refs.helper("zeros_rows"), keywords=[],
+                             args=[S.name(self.rows), like])
+        if name in self.scalars:
+            return S.const(0.0)
         return gast.Call(func=S.expr("np.zeros_like"), args=[S.name(name)], keywords=[])
 
     def no_rule(self, s, op):

@@ -24,7 +24,9 @@ from .unit import compile_unit
 
 class Cache:
     """Compiled units, keyed weakly by function, then by (active mask, scalar mask, lifted,
-    ranks, function arguments): see :func:`ranks_of`.
+    ranks, function arguments, batched): see :func:`ranks_of`.  A ``batched`` unit holds
+    a batched backward pass besides the plain one (``Unit.backward_rows``), and calls
+    batched units: jacobians ask for it, gradients never pay for it.
 
     Nothing a unit holds refers to its function (see ``Unit.fn`` and
     ``codegen.compile_source``), so a function that is dropped, or redefined by
@@ -58,7 +60,7 @@ class Cache:
             self.hits = self.misses = 0
             self.last_miss = None
 
-    def get(self, fn, active, scalars=None, lifted=(), ranks=None, functions=()):
+    def get(self, fn, active, scalars=None, lifted=(), ranks=None, functions=(), batched=False):
         """The unit of ``fn`` with ``active`` parameters (a tuple of bools).
 
         ``lifted`` names expressions the function reads (free names, attributes
@@ -66,10 +68,12 @@ class Cache:
         after the real ones: that is how Variables reach compiled code.
         ``ranks`` are the ranks of array arguments (see :func:`ranks_of`);
         ``functions`` holds (position, function) for each parameter that is passed a
-        function (an activation, a right-hand side): the unit calls that function."""
-        return self.lookup(fn, active, scalars, lifted, ranks, functions)[0]
+        function (an activation, a right-hand side): the unit calls that function;
+        ``batched`` asks for a unit with a batched backward pass too."""
+        return self.lookup(fn, active, scalars, lifted, ranks, functions, batched)[0]
 
-    def lookup(self, fn, active, scalars=None, lifted=(), ranks=None, functions=()):
+    def lookup(self, fn, active, scalars=None, lifted=(), ranks=None, functions=(),
+               batched=False):
         """``(unit, why)``: ``why`` is None for a hit, else why it compiled.
 
         A wrapper is compiled as written (a decorator may change the result), never
@@ -79,7 +83,7 @@ class Cache:
         require_function(fn)  # before it is used as a weak key
         scalars = tuple(scalars) if scalars is not None else (False,) * len(active)
         ranks = tuple(ranks) if ranks is not None else (None,) * len(active)
-        key = (tuple(active), scalars, tuple(lifted), ranks, tuple(functions))
+        key = (tuple(active), scalars, tuple(lifted), ranks, tuple(functions), bool(batched))
         unit, reason = self._find(fn, key)
         if unit is not None:
             return unit, None

@@ -8,18 +8,25 @@ broadcasting undone only where it can have happened.  The expressions depend on
 the statement alone, never on adjoint states, so the emitter and the adjoint-state
 dataflow see the same contributions.
 
+With ``rows`` set (the name of a batch's leading shape), the contributions are those
+of the batched backward pass: each rule must take a batch of adjoints (its trait
+``batches``) and a callee is called through its own batched pass; else ``NotBatched``.
+
 Calls of user functions are resolved first (:func:`resolve_calls`): each one whose
 result is active is compiled with its active arguments, and its tape variable named.
 """
+import functools
+import inspect
 import operator
 
 import gast
 
+from ..rules import helpers, traits_of
 from ..rules.containers import WHOLE, from_array
 from . import syntax as S
 from .adjoint_state import ARITHMETIC, ITEM, OTHER, SCATTER
 from .analysis import Kind, target_names
-from .errors import CompileError
+from .errors import CompileError, NotBatched
 from .inline import rule_syntax
 
 
@@ -90,6 +97,7 @@ class Contributions:
         self.scalars, self.ints = facts.scalars, facts.ints
         self.made = {}  # (id(statement), g, ans) -> what ``of`` returned
         self.source_map = source_map
+        self.rows = None  # the batch's leading shape, when the batched pass is emitted
 
     def reads_answer(self, s, op):
         """Whether the adjoint of statement ``s`` (``op``) reads its result: the rule of
@@ -104,7 +112,7 @@ class Contributions:
         """(statements to run first, [(name, adjoint expression)]) for the statement's
         active inputs.  Made once for each (statement, g, ans): the draft backward pass
         and the final one share them (the draft's code is discarded, never changed)."""
-        key = (id(s), getattr(g, "id", None), getattr(ans, "id", None))
+        key = (id(s), getattr(g, "id", None), getattr(ans, "id", None), self.rows)
         if key not in self.made:
             self.made[key] = (self.call(s, op, g) if op.kind is Kind.CALL
                               else ([], self.input_adjoints(s, op, g, ans)))
@@ -127,8 +135,12 @@ class Contributions:
         if op.kind is not Kind.PRIMITIVE:
             return out
         sequence = getattr(op.inputs[0], "id", None) in self.sequences
+        if op.fn is operator.getitem and sequence and self.rows is not None:
+            raise NotBatched("a list's adjoint is written item by item")
         if op.fn is operator.getitem and sequence and not isinstance(op.inputs[1], gast.Slice):
             return [(op.inputs[0].id, _ListItem(op.inputs[1], g))]
+        if self.rows is not None and not traits_of(op.fn).batches:
+            raise NotBatched(f"the rule of {op.rule.name} takes one adjoint at a time")
         result_scalar = all(self.is_scalar(a) for a in op.inputs)
         for i, a in enumerate(op.inputs):
             names = ([a] if isinstance(a, gast.Name) else [])
@@ -155,11 +167,14 @@ class Contributions:
                     inputs = [self.as_array(b) for b in inputs]
                 expr = syntax.inline(i, g, ans, inputs, op.kwargs)
             others = [b for k, b in enumerate(op.inputs) if k != i]
-            expr = _simplify(expr, lambda v: self.same_shape(v, a, others, result_scalar))
+            expr = _simplify(expr, lambda v: self.same_shape(v, a, others, result_scalar),
+                             self.rows)
             if op.fn is operator.getitem and not sequence:  # a list's adjoint is Items
                 expr = _Scatter(op.inputs[1], g, expr)
             elif (a.id in self.sequences and op.fn is not operator.getitem
                   and op.rule not in WHOLE.values()):
+                if self.rows is not None:
+                    raise NotBatched("an adjoint split into the items of a list")
                 # np.sum(xs) of a list sums np.array(xs): its adjoint, item by item
                 expr = gast.Call(func=self.refs.bind(from_array, "from_array"),
                                  args=[expr, S.name(a.id)], keywords=[])
@@ -205,8 +220,16 @@ class Contributions:
 
     def call(self, s, op, g):
         unit, tape = self.calls[id(s)]
-        backward = self.refs.bind(unit.backward, unit.name + "_backward")
-        adjoint = gast.Call(func=backward, args=[S.name(tape), g], keywords=[])
+        if self.rows is None:
+            backward = self.refs.bind(unit.backward, unit.name + "_backward")
+            adjoint = gast.Call(func=backward, args=[S.name(tape), g], keywords=[])
+        else:
+            rows = getattr(unit, "backward_rows", None)
+            if rows is None:
+                raise NotBatched(f"it calls {unit.name}, whose adjoint code is not batched")
+            backward = self.refs.bind(rows, unit.name + "_backward_rows")
+            adjoint = gast.Call(func=backward, args=[S.name(tape), g, S.name(self.rows)],
+                                keywords=[])
         active = [a for a in op.inputs if isinstance(a, gast.Name) and self.feeds(s, a.id)]
         # an input the callee's result does not depend on gets None from it: no contribution
         connected = [(k, a) for k, (a, p) in enumerate(zip(active, unit.wrt))
@@ -239,14 +262,18 @@ class _Scatter:
         self.g = g
         self.dense = dense  # the rule's expression: a new array
 
-    def in_place(self, d, basic):
-        target = gast.Subscript(value=S.name(d), slice=S.copy_node(self.index),
-                                ctx=gast.Store())
+    def in_place(self, d, basic, refs, batched=None):
+        """``d[index] += g``; for a batch of adjoints (``batched`` names its leading
+        shape), at ``d[:, index]`` (a basic index) or by ``helpers.add_at`` past it."""
         if basic:
+            index = batch_index(self.index) if batched else S.copy_node(self.index)
+            target = gast.Subscript(value=S.name(d), slice=index, ctx=gast.Store())
             return gast.AugAssign(target=target, op=gast.Add(), value=S.copy_node(self.g))
-        return gast.Expr(value=gast.Call(func=S.expr("np.add.at"), args=[
-            S.name(d), _index_value(S.copy_node(self.index)), S.copy_node(self.g)],
-            keywords=[]))
+        args = [S.name(d), _index_value(S.copy_node(self.index)), S.copy_node(self.g)]
+        if batched:
+            return gast.Expr(value=gast.Call(func=refs.helper("add_at"), keywords=[],
+                                             args=args + [S.expr(f"len({batched})")]))
+        return gast.Expr(value=gast.Call(func=S.expr("np.add.at"), args=args, keywords=[]))
 
 
 class _ListItem:
@@ -263,6 +290,15 @@ class _ListItem:
         return S.assign(store, gast.BinOp(left=slot, op=gast.Add(), right=S.copy_node(self.g)))
 
 
+def batch_index(index):
+    """A basic index (ints, slices, None) of an array, as the index of the same elements
+    of each row of a batch of them: ``i`` -> ``:, i``."""
+    elts = [S.copy_node(e) for e in index.elts] if isinstance(index, gast.Tuple) else [
+        S.copy_node(index)]
+    whole = gast.Slice(lower=None, upper=None, step=None)
+    return gast.Tuple(elts=[whole] + elts, ctx=gast.Load())
+
+
 def _index_value(index):
     """An index as a value a rule can take (``1:3`` -> ``slice(1, 3, None)``)."""
     if isinstance(index, gast.Slice):
@@ -273,20 +309,31 @@ def _index_value(index):
     return index
 
 
-def _simplify(expr, same_shape):
-    """Drop ``unbroadcast(e, v)`` where no broadcasting happened; fold constants."""
-    return _Simplify(same_shape).visit(expr)
+def _simplify(expr, same_shape, rows=None):
+    """Drop ``unbroadcast(e, v)`` where no broadcasting happened; fold constants, and
+    ``batch_axes()``, which the pass emitted knows (``rows``: the batch's leading shape,
+    None without one); drop a rule helper's last argument where it is its default."""
+    return _Simplify(same_shape, rows).visit(expr)
 
 
 class _Simplify(gast.NodeTransformer):
-    def __init__(self, same_shape):
+    def __init__(self, same_shape, rows):
         self.same_shape = same_shape
+        self.rows = rows
 
     def visit_Call(self, node):
         self.generic_visit(node)
-        if (isinstance(node.func, gast.Name) and node.func.id == "unbroadcast"
-                and len(node.args) == 2 and self.same_shape(node.args[1])):
+        if not isinstance(node.func, gast.Name):
+            return node
+        if node.func.id == "batch_axes" and not node.args:
+            return S.const(0) if self.rows is None else S.expr(f"len({self.rows})")
+        if (node.func.id == "unbroadcast" and len(node.args) == 2
+                and self.same_shape(node.args[1])):
             return node.args[0]
+        if node.args and isinstance(node.args[-1], gast.Constant) and not node.keywords:
+            default = helper_defaults(node.func.id).get(len(node.args) - 1, _NONE)
+            if default is not _NONE and node.args[-1].value == default:
+                node.args = node.args[:-1]
         return node
 
     def visit_BinOp(self, node):
@@ -303,6 +350,23 @@ class _Simplify(gast.NodeTransformer):
             if isinstance(value, (int, float)) and not isinstance(value, bool):
                 return S.const(value)
         return node
+
+
+_NONE = object()
+
+
+@functools.lru_cache(maxsize=None)
+def helper_defaults(name):
+    """{position: default} of the parameters of the rule helper ``name`` (none if it is
+    no helper)."""
+    fn = getattr(helpers, name, None)
+    if not callable(fn):
+        return {}
+    try:
+        params = list(inspect.signature(fn).parameters.values())
+    except (TypeError, ValueError):
+        return {}
+    return {k: p.default for k, p in enumerate(params) if p.default is not p.empty}
 
 
 def how(expr):

@@ -87,3 +87,9 @@ class InvariantError(AssertionError):
     """A compiler pass produced output that breaks its stated invariant.
 
     A bug in srcdiff, never the user's fault: it is not a :class:`CompileError`."""
+
+
+class NotBatched(Exception):
+    """A construct whose adjoint code cannot take a batch of adjoints (a leading axis of
+    rows): the unit has no batched backward pass, and its jacobians run row by row.
+    Never an error the user sees; its message says why, for ``cache_info``."""

@@ -3,7 +3,10 @@
 A :class:`Unit` is the compiled adjoint of one function for one choice of
 active parameters: ``forward(*args) -> (result, tape)`` computes the function
 and keeps what the backward pass reads; ``backward(tape, dresult)`` returns the
-adjoints of the active parameters.  Both are plain NumPy code.
+adjoints of the active parameters.  Both are plain NumPy code.  A unit compiled
+``batched`` has a second backward pass over the same tape, ``backward_rows(tape,
+dresults, rows)``, for a batch of adjoints with the leading shape ``rows`` (one
+walk for a whole jacobian), or None and ``not_batched`` saying why.
 
 ``prepare`` parses and normalises; ``reverse`` runs the passes in order (facts,
 activity and refusals, aliasing, calls, a draft backward pass, the plan, the final
@@ -19,6 +22,7 @@ import gast
 import numpy as np
 
 from .. import _recording
+from ..rules.helpers import batched as batch_of_rows
 from . import checks
 from . import syntax as S
 from .aliasing import check_call_writes, check_effects, check_views, written_names
@@ -28,7 +32,7 @@ from .codegen import Refs, compile_source, to_source
 from .containers import (check_appends, check_fields, check_one_kind, container_depths,
                          definite, split_conversions)
 from .contributions import Contributions, callee_writes, resolve_calls
-from .errors import CompileError, InvariantError
+from .errors import CompileError, InvariantError, NotBatched
 from .facts import gather
 from .exits import ExitLowering
 from .forward import Forward, shape_only
@@ -47,7 +51,8 @@ from .varargs import expand_varargs
 class Unit:
     __slots__ = ("name", "forward", "backward", "source", "blocks", "params", "wrt", "_fn",
                  "dependencies", "mutated", "callees", "unconnected", "several",
-                 "depth", "filename", "specialised", "__weakref__")
+                 "depth", "filename", "specialised", "backward_rows", "not_batched",
+                 "__weakref__")
 
     def __init__(self, name, forward, backward, source, params, wrt, fn, dependencies,
                  mutated=()):
@@ -68,6 +73,8 @@ class Unit:
         # the name of the generated code in tracebacks and ``linecache``
         self.filename = forward.__code__.co_filename
         self.specialised = False      # made for Python floats (numbers.py): guarded
+        self.backward_rows = None     # the batched backward pass (compiled ``batched``)
+        self.not_batched = None       # why it has none, if it was asked for
 
     @property
     def fn(self):
@@ -102,6 +109,12 @@ class Unit:
                 hint="Write into a copy (x = x.copy()) or with x[...] = value.") from None
         finally:
             state.compiled = outer
+
+    def backward_batch(self, tape, g):
+        """The batched backward pass for ``g``, a stack of adjoints of the result (one
+        leading axis of rows): the stack of what ``backward`` gives for each."""
+        with batch_of_rows(1):
+            return self.backward_rows(tape, g, np.shape(g)[:1])
 
     def is_current(self):
         """Whether every free name the code was built on still means the same object."""
@@ -139,7 +152,7 @@ def prepare(fn, lifted=(), functions=(), arity=None):
     return parsed, node, names
 
 
-def compile_unit(fn, active, scalars, cache, lifted=(), ranks=(), functions=()):
+def compile_unit(fn, active, scalars, cache, lifted=(), ranks=(), functions=(), batched=False):
     parsed, node, names = prepare(fn, lifted, functions, len(active) - len(lifted))
     if checks.enabled():
         checks.check_anf(node, parsed.source_map)
@@ -166,7 +179,8 @@ def compile_unit(fn, active, scalars, cache, lifted=(), ranks=(), functions=()):
         passed = callee_lifted(inputs, parsed.passed, callee is fn)
         try:
             return cache.get(callee, mask, callee_scalars, lifted=passed,
-                             functions=function_arguments(inputs, parsed.resolve, callee))
+                             functions=function_arguments(inputs, parsed.resolve, callee),
+                             batched=batched)
         except CompileError as exc:
             if exc.filename is None:
                 raise parsed.source_map.error(at, exc.message, exc.hint) from None
@@ -176,7 +190,7 @@ def compile_unit(fn, active, scalars, cache, lifted=(), ranks=(), functions=()):
         parsed, node.body, params, float_params, names, _binder(parsed, refs, names),
         Describer(parsed.resolve, parsed.source_map))
     pair = reverse(parsed, node.body, wrt, names, refs, compile_call, scalar_params,
-                   param_depths, param_ranks)
+                   param_depths, param_ranks, batched)
     forward_code, backward_code, result = pair.forward, pair.backward, pair.result
     forward = gast.FunctionDef(
         name=f"{name}_forward", args=copy.deepcopy(node.args), body=forward_code,
@@ -205,17 +219,19 @@ def compile_unit(fn, active, scalars, cache, lifted=(), ranks=(), functions=()):
         copies = [S.assign(n, S.expr(f"{n}.copy()")) for n in pair.consumed]
         unpack[:0] = [gast.Assign(targets=[target], value=S.name("tape"),
                                   type_comment=None)] + copies
-    body = unpack + backward_code + [gast.Return(value=result)]
-    backward = gast.FunctionDef(
-        name=f"{name}_backward",
-        args=gast.arguments(args=[S.name("tape", gast.Param()), S.name(d_out, gast.Param())],
-                            posonlyargs=[], vararg=None, kwonlyargs=[], kw_defaults=[],
-                            kwarg=None, defaults=[]),
-        body=body, decorator_list=[], returns=None, type_comment=None, type_params=[])
+    backward = _backward_def(f"{name}_backward", ["tape", d_out],
+                             unpack + backward_code + [gast.Return(value=result)])
+    defs = [forward, backward]
+    if isinstance(pair.rows, tuple):  # the same prologue, then the batched walk
+        code, rows_result, rows = pair.rows
+        defs.append(_backward_def(f"{name}_backward_rows", ["tape", d_out, rows],
+                                       copy.deepcopy(unpack) + code
+                                       + [gast.Return(value=rows_result)]))
     namespace = {**parsed.namespace, **refs.bound}
     if checks.enabled():
-        checks.check_pair(forward, backward, namespace, node)
-    source, blocks = to_source([forward, backward])
+        for each in defs[1:]:
+            checks.check_pair(forward, each, namespace, node)
+    source, blocks = to_source(defs)
     scope = compile_source(source, namespace, fn.__qualname__)
     dependencies = _dependencies(fn, parsed, live)
     mutated = tuple(i for i, p in enumerate(params) if p in pair.written)
@@ -227,8 +243,12 @@ def compile_unit(fn, active, scalars, cache, lifted=(), ranks=(), functions=()):
     unit.several = len(outputs) > 1  # it returns a tuple
     depth = pair.depths.get(getattr(outputs[0], "id", None), (0, 0))
     unit.depth = depth[1] if depth[0] and not unit.several else 0
+    if isinstance(pair.rows, tuple):
+        unit.backward_rows = scope[defs[2].name]
+    else:
+        unit.not_batched = pair.rows
     if specialised:
-        general = (active, numbers.general_kinds(scalars), lifted, ranks, functions)
+        general = (active, numbers.general_kinds(scalars), lifted, ranks, functions, batched)
         numbers.guard(unit, numbers.reference_of(unit, cache, general))
     return unit
 
@@ -242,6 +262,15 @@ def _binder(parsed, refs, names):
         parsed.namespace[name.id] = obj
         return name
     return bind
+
+
+def _backward_def(name, params, body):
+    return gast.FunctionDef(
+        name=name,
+        args=gast.arguments(args=[S.name(p, gast.Param()) for p in params],
+                            posonlyargs=[], vararg=None, kwonlyargs=[], kw_defaults=[],
+                            kwarg=None, defaults=[]),
+        body=body, decorator_list=[], returns=None, type_comment=None, type_params=[])
 
 
 @dataclass
@@ -262,10 +291,12 @@ class Pair:
     plan: Plan           # what the forward pass saves
     depths: dict         # the names holding containers, and how deep (containers.py)
     written: set         # the names whose arrays the body may write into (aliasing.py)
+    rows: object = None  # (code, result, rows parameter) of the batched backward pass,
+                         # or why there is none (asked for ``batched`` only)
 
 
 def reverse(parsed, body, wrt, names, refs, compile_call, scalar_params, param_depths=None,
-            param_ranks=None):
+            param_ranks=None, batched=False):
     """The forward and backward passes of a normalised ``body``: facts, activity and
     aliasing checks, calls compiled, a draft backward pass whose marks are planned
     for, the final backward pass, then the forward pass that keeps what it reads."""
@@ -329,10 +360,42 @@ def reverse(parsed, body, wrt, names, refs, compile_call, scalar_params, param_d
     # the tape: what the backward pass reads before it assigns it (a loop's counter,
     # say, is its own)
     live = (live_names(code) & facts.primal) - adjoints
-    forward_code = forward.body(plan, ret, live, shape_only(code, live))
-    return Pair(forward_code, code, result, outputs, active, namer, forward.tape_names,
+    measured = shape_only(code, live)
+    forward_code = forward.body(plan, ret, live, measured)
+    pair = Pair(forward_code, code, result, outputs, active, namer, forward.tape_names,
                 forward.consumed(), calls, backward.unconnected, facts, plan, depths,
                 written_names(facts, writes))
+    if batched:
+        pair.rows = batched_pass(backward, plan, outputs, names.fresh("rows"), live, measured,
+                                 adjoints - {namer.adjoint(p) for p in wrt},
+                                 facts.primal - adjoints)
+    return pair
+
+
+def batched_pass(backward, plan, outputs, rows, live, measured, temporaries, primal):
+    """The backward pass emitted again for a batch of adjoints whose leading shape is
+    the parameter ``rows``: ``(code, result, rows)``, or why it cannot be (a str).
+
+    It runs on the plain pass's tape, so it reads no primal value that pass does not
+    (``live``, of which ``measured`` for their shape only): the same plan, emitted
+    again, makes the same restores; only zeros and callees' backward passes differ."""
+    loops = set(backward.replay.loops)
+    try:
+        code, result = backward.emit(plan, outputs, rows=rows)
+    except NotBatched as why:
+        return str(why)
+    finally:
+        backward.replay.loops = loops
+        backward.rows = backward.contrib.rows = None
+    propagate_copies(code, temporaries)
+    reads = live_names(code) & primal
+    beyond = (reads - live) | ((reads - shape_only(code, reads)) & measured)
+    if beyond:  # a bug, made safe: the plain pass row by row is right
+        why = f"the batched pass reads {sorted(beyond)} beyond what the tape keeps"
+        if checks.enabled():
+            raise InvariantError(why)
+        return why
+    return code, result, rows
 
 
 def function_arguments(inputs, resolve, callee=None):

@@ -60,6 +60,16 @@ def batched(axes):
 
 
 @measures(1)
+def zeros_rows(rows, x):
+    """The zero adjoint of ``x`` for each of ``rows`` (the batch's leading shape): what
+    ``np.zeros_like(x)`` is in a walk without a batch, with the batch axes in front."""
+    dtype = getattr(x, "dtype", None)
+    if not isinstance(dtype, np.dtype) or isinstance(x, np.generic):  # a number: 0.0 unbatched
+        dtype = np.result_type(type(x) if dtype is None else dtype, float)
+    return np.zeros(rows + np.shape(x), dtype)
+
+
+@measures(1)
 def unbroadcast(g, x):
     """Sum ``g`` down to the shape of ``x``, undoing NumPy broadcasting."""
     # Every binary op's adjoint comes here, mostly with nothing to undo: arrays
@@ -75,9 +85,12 @@ def unbroadcast(g, x):
     if lead == 1 and not keep and gshape[1:] == shape:  # a bias: its own short path
         return np.add.reduce(g, axis=0)
     stretched = tuple(lead + i for i, n in enumerate(shape) if n == 1 and gshape[lead + i] != 1)
+    summed = tuple(range(keep, lead)) + stretched
+    if not summed:  # a batch of adjoints of x's shape: nothing to undo
+        return g
     # np.add.reduce is np.sum without its dispatch layers (on Tensors it is
     # recorded as np.sum), which cost more than the sum of a small array.
-    g = np.add.reduce(g, axis=tuple(range(keep, lead)) + stretched)
+    g = np.add.reduce(g, axis=summed)
     if not stretched:  # only leading axes were summed: g has its shape already
         return g
     return np.reshape(g, tuple(gshape[:keep]) + tuple(shape))
@@ -297,22 +310,63 @@ def log_of_base(x):
     return np.log(np.where(defined, x, 1))
 
 
-def inverse_permutation(axes, ndim):
-    if axes is None:
-        return None
-    return tuple(np.argsort([a % ndim for a in axes]))
+@measures(1)
+def untranspose(g, x, axes):
+    """The adjoint of ``np.transpose(x, axes)``: ``g``'s axes put back in ``x``'s order,
+    past any leading batch axes."""
+    keep, n = batch_axes(), np.ndim(x)
+    order = range(n - 1, -1, -1) if axes is None else np.argsort([a % n for a in axes])
+    return np.transpose(g, tuple(range(keep)) + tuple(keep + int(a) for a in order))
+
+
+@measures(1)
+def from_end(axes, x):
+    """``axes`` of ``x`` (an int or a sequence of them) counted from the end, as they
+    name the same axes of an adjoint with leading batch axes."""
+    n = np.ndim(x)
+    return axes % n - n if isinstance(axes, (int, np.integer)) else [a % n - n for a in axes]
 
 
 @primitive
-def unindex(g, index, x):
-    """Scatter-add ``g`` into zeros shaped like ``x`` at ``index`` (the adjoint of ``x[index]``);
-    for a list, tuple or dict ``x``, its item adjoint (rules/containers.py)."""
+def unindex(g, index, x, keep=0):
+    """Scatter-add ``g`` into zeros shaped like ``x`` at ``index`` (the adjoint of ``x[index]``),
+    past ``keep`` leading axes of ``g`` (a batch of rows), which it keeps; for a list,
+    tuple or dict ``x``, its item adjoint (rules/containers.py)."""
     if isinstance(x, (list, tuple, dict)):
         from .containers import item_adjoint
         return item_adjoint(g, index, x)
-    out = np.zeros(np.shape(x), dtype=np.result_type(g))
-    np.add.at(out, index, g)
+    out = np.zeros(np.shape(g)[:keep] + np.shape(x), dtype=np.result_type(g))
+    add_at(out, index, g, keep)
     return out
+
+
+def add_at(out, index, g, keep=0):
+    """``np.add.at(out, index, g)`` past ``keep`` leading axes of ``out`` and ``g`` (a
+    batch of rows)."""
+    if keep:
+        out, index, g = _rows_last(out, keep), _past_rows(index, keep), _rows_last(g, keep)
+    np.add.at(out, index, g)  # a moved ``out`` is a view: the sums land in the caller's
+
+
+def take_rows(g, index, keep=0):
+    """``g[index]`` past ``keep`` leading axes of ``g`` (a batch of rows)."""
+    if not keep:
+        return g[index]
+    back = tuple(range(-keep, 0))
+    return np.moveaxis(_rows_last(g, keep)[_past_rows(index, keep)], back, tuple(range(keep)))
+
+
+def _rows_last(a, keep):
+    """``a`` with its ``keep`` leading axes moved last, where ``a[index]`` keeps them
+    last whatever the index (basic or advanced)."""
+    return np.moveaxis(a, tuple(range(keep)), tuple(range(-keep, 0)))
+
+
+def _past_rows(index, keep):
+    """``index`` for an array with ``keep`` more axes at the end: an Ellipsis stops
+    before them."""
+    index = index if isinstance(index, tuple) else (index,)
+    return index + (slice(None),) * keep if any(i is Ellipsis for i in index) else index
 
 
 def where_zero(cond, x):
@@ -320,7 +374,7 @@ def where_zero(cond, x):
     return np.where(cond, x, np.zeros_like(x))
 
 
-defvjp(unindex, lambda g, ans, gx, index, x: g[index])
+defvjp(unindex, lambda g, ans, gx, index, x, keep=0: take_rows(g, index, keep))
 
 
 def either(value, alias):

@@ -123,11 +123,13 @@ def declare(*primitives, **facts):
 
 
 def traits_of(primitive):
-    """The recorded :class:`Traits` of ``primitive`` (all false if none were)."""
+    """The recorded :class:`Traits` of ``primitive``, else those it carries itself as
+    ``srcdiff_traits`` (as a tape entry of compiled code does), else all false."""
     try:
-        return _TRAITS.get(primitive, _NO_TRAITS)
+        traits = _TRAITS.get(primitive)
     except TypeError:  # an unhashable callable
-        return _NO_TRAITS
+        traits = None
+    return traits if traits is not None else getattr(primitive, "srcdiff_traits", _NO_TRAITS)
 
 
 def defvjp(primitive, *vjps, batches=None, **facts):

@@ -3,10 +3,10 @@ import operator
 
 import numpy as np
 
-from .helpers import (clip_passes, concat_adjoint, diagonal_adjoint, either, inverse_permutation,
-                      pad_adjoint, pad_values_adjoint, repeat_adjoint, reshape_like, stack_adjoint,
-                      take_adjoint, take_along_axis_adjoint, tile_adjoint, unbroadcast, unindex,
-                      where_zero)
+from .helpers import (batch_axes, clip_passes, concat_adjoint, diagonal_adjoint, either,
+                      from_end, pad_adjoint, pad_values_adjoint, repeat_adjoint, reshape_like,
+                      stack_adjoint, take_adjoint, take_along_axis_adjoint, tile_adjoint,
+                      unbroadcast, unindex, untranspose, where_zero)
 from .registry import defexpansion, defvjp, defvjp_argnum, nondifferentiable, primitive
 
 # view=True: the result may share the first argument's memory (the compiler must know).
@@ -16,12 +16,14 @@ for _f in (np.reshape, np.ravel, np.atleast_1d, np.atleast_2d, np.atleast_3d):
 # their axis= reaches the compiler by name (a keyword only **kw takes is refused)
 defvjp(np.squeeze, lambda g, ans, a, axis=None: reshape_like(g, a), view=True, batches=True)
 defvjp(np.expand_dims, lambda g, ans, a, axis: reshape_like(g, a), view=True, batches=True)
-defvjp(np.transpose,
-       lambda g, ans, x, axes=None: np.transpose(g, inverse_permutation(axes, np.ndim(x))),
-       view=True)
-defvjp(np.swapaxes, lambda g, ans, x, axis1, axis2: np.swapaxes(g, axis1, axis2), view=True)
+defvjp(np.transpose, lambda g, ans, x, axes=None: untranspose(g, x, axes), view=True,
+       batches=True)
+defvjp(np.swapaxes,  # axes counted from the end name the same axes past a batch's
+       lambda g, ans, x, axis1, axis2: np.swapaxes(g, from_end(axis1, x), from_end(axis2, x)),
+       view=True, batches=True)
 defvjp(np.moveaxis,
-       lambda g, ans, x, source, destination: np.moveaxis(g, destination, source), view=True)
+       lambda g, ans, x, source, destination:
+       np.moveaxis(g, from_end(destination, x), from_end(source, x)), view=True, batches=True)
 defvjp(np.broadcast_to, lambda g, ans, x, shape, **kw: unbroadcast(g, x), view=True,
        batches=True)
 defvjp(np.flip, lambda g, ans, x, axis=None: np.flip(g, axis), view=True)
@@ -32,7 +34,8 @@ defvjp(np.tile, lambda g, ans, x, reps: tile_adjoint(g, x, reps))
 defvjp(np.triu, lambda g, ans, x, k=0: np.triu(g, k))
 defvjp(np.tril, lambda g, ans, x, k=0: np.tril(g, k))
 defvjp(np.copy, lambda g, ans, x, *args, **kw: g, batches=True)
-defvjp(operator.getitem, lambda g, ans, x, index: unindex(g, index, x))
+defvjp(operator.getitem, lambda g, ans, x, index: unindex(g, index, x, batch_axes()),
+       batches=True)
 defvjp(np.take, lambda g, ans, x, indices, axis=None, **kw: take_adjoint(g, x, indices, axis))
 defvjp(np.take_along_axis,
        lambda g, ans, x, indices, axis=-1: take_along_axis_adjoint(g, x, indices, axis))

@@ -1,0 +1,290 @@
+"""Random programs from the compiler's supported subset: compiled == eager == finite
+differences.
+
+Hypothesis writes the source of a module: a function ``prog(x, y, s)`` (two arrays and
+a Python float) with loops whose bodies overwrite loop-carried values, branches on
+data, ``break``/``continue``/early ``return``, calls of a generated helper, writes
+into an array and a mix of scalar and array values; all operations are smooth.  The
+source goes to a file (the compiler reads it back with ``inspect.getsource``) and
+its gradient is checked by ``check_grad``.
+
+A branch condition near its threshold would make finite differences straddle a
+kink, so each program also comes in an instrumented twin that records how far each
+comparison is from flipping; examples closer than ``MARGIN`` are skipped.
+
+Examples are derandomized, so CI runs the same programs every time.  A failing
+program is shown whole; ``SRCDIFF_SHRINK=1`` has hypothesis shrink it first (slow).
+"""
+import hashlib
+import itertools
+import os
+import re
+
+import numpy as np
+from hypothesis import HealthCheck, Phase, assume, given, settings
+from hypothesis import strategies as st
+
+import srcdiff as sd
+from compiler_programs import check_grad, import_source
+
+MARGIN = 1e-2  # relative distance of a comparison from its threshold
+ARRAYS = ["x", "y", "v0", "v1", "v2"]
+SCALARS = ["s", "t0", "t1"]
+THRESHOLDS = ["-0.7", "-0.2", "0.3", "0.9", "1.6"]
+
+HEADER = '''\
+import numpy as np
+
+_margins = []
+
+
+def _margin(left, right):
+    """How far ``left - right`` is from changing sign, relative to the operands."""
+    d = left - right
+    _margins.append(abs(float(d)) / max(1.0, abs(float(left)), abs(float(right))))
+    return d
+'''
+
+
+class Program:
+    """A generated module: its lines, with comparisons as ``@cmpN@`` placeholders."""
+
+    def __init__(self, lines, comparisons, writes):
+        self.lines = lines
+        self.comparisons = comparisons  # (left, op, right) source texts
+        self.writes = writes            # whether it writes into an array (eager can't follow)
+
+    def source(self, instrumented=False):
+        def comparison(match):
+            left, op, right = self.comparisons[int(match.group(1))]
+            if instrumented:
+                return f"_margin({left}, {right}) {op} 0.0"
+            return f"{left} {op} {right}"
+        body = re.sub(r"@cmp(\d+)@", comparison, "\n".join(self.lines))
+        return HEADER + "\n\n" + body + "\n"
+
+    def __repr__(self):  # hypothesis shows a failing example as its source
+        return self.source()
+
+
+class Writer:
+    """Draws statements and expressions; tracks which names hold arrays and scalars."""
+
+    def __init__(self, draw, writes):
+        self.draw = draw
+        self.writes = writes
+        self.arrays = list(ARRAYS)
+        self.scalars = list(SCALARS)
+        self.readonly = ["buf"] if writes else []  # written by subscript only: never aliased
+        self.indices = []    # loop counters in scope (ints)
+        self.loops = 0       # loops around the current statement
+        self.counter = itertools.count()
+        self.comparisons = []
+        self.helper = False     # whether prog may call helper
+        self.in_helper = False  # whether helper is being written
+
+    # --- choices ---
+    def pick(self, options):
+        return self.draw(st.sampled_from(options))
+
+    def chance(self, p):
+        return self.draw(st.floats(0, 1)) < p
+
+    def array(self):
+        return self.pick(self.arrays + self.readonly)
+
+    def scalar(self):
+        return self.pick(self.scalars)
+
+    def operand(self):
+        return self.pick(self.arrays + self.readonly + self.scalars + ["0.5", "1.3"])
+
+    def index(self):
+        if self.indices and self.chance(0.5):
+            return f"{self.pick(self.indices)} % 3"
+        return self.pick(["0", "1", "2", "-1"])
+
+    # --- expressions ---
+    def array_expr(self, depth=1):
+        a = self.array() if depth == 0 or self.chance(0.6) else f"({self.array_expr(depth - 1)})"
+        forms = [f"np.sin({a})", f"np.tanh({a})", f"np.cos({a})", f"{a} * {self.operand()}",
+                 f"{a} + {self.operand()}", f"{self.operand()} - {a}", f"np.exp(np.tanh({a}))",
+                 f"{a} / (1.5 + {self.operand()} ** 2)", f"{a} ** 2", f"-{a}"]
+        if a != "buf":  # a view of buf would see its later writes: aliasing is unsupported
+            forms.append(f"{a}[::-1]")
+        if self.helper:
+            forms += [f"helper({a}, {self.scalar()})"] * 3
+        return self.pick(forms)
+
+    def scalar_expr(self):
+        a, b, s, t = self.array(), self.array(), self.scalar(), self.scalar()
+        return self.pick([f"np.sum({a})", f"np.sum({a} * {b})", f"np.mean({a}) * {s}",
+                          f"{a}[{self.index()}]", f"{s} * {t}", f"{s} + {t}", f"np.sin({s})",
+                          f"np.tanh({s}) * 2.0", f"{s} * 0.5 - {t}", s])
+
+    def comparison(self):
+        left = self.pick([f"np.sum({self.array()})", self.scalar(),
+                          f"{self.array()}[{self.index()}]"])
+        right = self.pick(THRESHOLDS + [self.scalar()])
+        self.comparisons.append((left, self.pick([">", "<"]), right))
+        return f"@cmp{len(self.comparisons) - 1}@"
+
+    def condition(self):
+        kind = self.pick(["one", "one", "not", "and", "or"])
+        if kind == "one":
+            return self.comparison()
+        if kind == "not":
+            return f"not {self.comparison()}"
+        return f"{self.comparison()} {kind} {self.comparison()}"
+
+    # --- statements ---
+    def block(self, depth, size):
+        lines = []
+        for _ in range(size):
+            lines += self.statement(depth)
+        return lines
+
+    def statement(self, depth):
+        kinds = ["array", "array", "scalar", "augmented", "tuple", "copy"]
+        if depth < 2:
+            kinds += ["if", "for", "for_array", "while"]
+        if self.loops:
+            kinds += ["break", "continue"]
+        kinds += ["return"] if self.chance(0.3) else []
+        kinds += ["write", "write"] if self.writes else []
+        return getattr(self, "stmt_" + self.pick(kinds))(depth)
+
+    def stmt_array(self, depth):
+        return [f"{self.pick(self.arrays)} = {self.array_expr()}"]
+
+    def stmt_scalar(self, depth):
+        return [f"{self.pick(self.scalars)} = {self.scalar_expr()}"]
+
+    def stmt_augmented(self, depth):
+        # scalars only: `v += w` on an aliased ndarray writes through the alias
+        op = self.pick(["+=", "-=", "*="])
+        value = self.scalar_expr() if op != "*=" else self.pick(["0.5", "1.2", "-0.9"])
+        return [f"{self.pick(self.scalars)} {op} {value}"]
+
+    def stmt_tuple(self, depth):
+        a, b = self.draw(st.permutations(self.arrays))[:2]
+        if self.chance(0.5):
+            return [f"{a}, {b} = {b}, {a}"]
+        return [f"{self.pick(self.scalars)}, {a} = {self.scalar_expr()}, {self.array_expr()}"]
+
+    def stmt_copy(self, depth):
+        if self.chance(0.5):
+            return [f"{self.pick(self.scalars)} = {self.scalar()}"]
+        return [f"{self.pick(self.arrays)} = {self.pick(self.arrays)}"]
+
+    def stmt_if(self, depth):
+        lines = [f"if {self.condition()}:"] + indent(self.block(depth + 1, self.size()))
+        if self.chance(0.3):
+            lines += [f"elif {self.condition()}:"] + indent(self.block(depth + 1, self.size()))
+        if self.chance(0.5):
+            lines += ["else:"] + indent(self.block(depth + 1, self.size()))
+        return lines
+
+    def loop_body(self, depth, head, names=(), index=None, first=()):
+        self.loops += 1
+        self.scalars += names
+        self.indices += [index] if index else []
+        body = list(first) + self.block(depth + 1, self.size())
+        self.loops -= 1
+        self.scalars = [n for n in self.scalars if n not in names]  # element: loop-local
+        self.indices = [i for i in self.indices if i != index]
+        return [head] + indent(body)
+
+    def stmt_for(self, depth):
+        i = f"i{next(self.counter)}"
+        bounds = self.pick(["3", "2", "1, 4", "0", "len(x)"])
+        return self.loop_body(depth, f"for {i} in range({bounds}):", index=i)
+
+    def stmt_for_array(self, depth):
+        k = next(self.counter)
+        e, f, i = f"e{k}", f"f{k}", f"i{k}"
+        a, b = self.array(), self.array()
+        form = self.pick(["plain", "enumerate", "zip"])
+        if form == "plain":
+            return self.loop_body(depth, f"for {e} in {a}:", [e])
+        if form == "enumerate":
+            return self.loop_body(depth, f"for {i}, {e} in enumerate({a}):", [e], index=i)
+        return self.loop_body(depth, f"for {e}, {f} in zip({a}, {b}):", [e, f])
+
+    def stmt_while(self, depth):
+        k = f"k{next(self.counter)}"
+        limit = self.pick(["1", "2", "3"])
+        # the counter first: a continue must not skip it
+        return [f"{k} = 0"] + self.loop_body(
+            depth, f"while {k} < {limit} and ({self.condition()}):", first=[f"{k} += 1"])
+
+    def stmt_break(self, depth):
+        return [f"if {self.condition()}:", "    break"]
+
+    def stmt_continue(self, depth):
+        return [f"if {self.condition()}:", "    continue"]
+
+    def stmt_return(self, depth):
+        value = self.array_expr() if self.in_helper else self.scalar_expr()
+        return [f"if {self.condition()}:", f"    return {value}"]
+
+    def stmt_write(self, depth):
+        return [f"buf[{self.index()}] = {self.scalar_expr()}"]
+
+    def size(self):
+        return self.draw(st.integers(1, 3))
+
+    # --- the module ---
+    def helper_def(self):
+        saved = self.arrays, self.scalars, self.readonly, self.writes
+        self.arrays, self.scalars, self.readonly, self.writes = ["a", "c"], ["b"], [], False
+        self.in_helper = True  # returns an array like its first argument
+        body = [f"c = {self.array_expr(0)}"] + self.stmt_if(1) + [f"return {self.array_expr(0)}"]
+        self.in_helper = False
+        self.arrays, self.scalars, self.readonly, self.writes = saved
+        return ["def helper(a, b):"] + indent(["c = a * b"] + body)
+
+    def module(self):
+        lines = []
+        if self.chance(0.5):
+            lines += self.helper_def() + ["", ""]
+            self.helper = True
+        init = ["v0 = np.sin(x)", "v1 = y * 0.5", "v2 = np.tanh(x * y)", "t0 = s * 1.0",
+                "t1 = np.sum(x) * 0.1"] + (["buf = np.zeros(3)"] if self.writes else [])
+        body = self.block(0, self.draw(st.integers(2, 6)))
+        result = "np.sum(v0 * v1) + np.sum(v2) * t0 + t1 + s * np.sum(x * y)"
+        result += " + np.sum(buf * v0)" if self.writes else ""
+        lines += ["def prog(x, y, s):"] + indent(init + body + [f"return {result}"])
+        return Program(lines, self.comparisons, self.writes)
+
+
+def indent(lines):
+    return ["    " + line for line in lines]
+
+
+@st.composite
+def programs(draw):
+    return Writer(draw, writes=draw(st.booleans())).module()
+
+
+# Shrinking a failing program takes minutes; the failure shows the whole program anyway.
+# SRCDIFF_SHRINK=1 asks for the smallest failing program instead.
+PHASES = [p for p in Phase if p is not Phase.shrink or os.environ.get("SRCDIFF_SHRINK") == "1"]
+
+
+@settings(max_examples=500, deadline=None, derandomize=False, database=None, phases=PHASES,
+          suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
+@given(program=programs(), seed=st.integers(0, 2 ** 16))
+def test_random_program(tmp_path_factory, program, seed):
+    rng = np.random.default_rng(seed)
+    x, y = rng.uniform(-1.5, 1.5, size=(2, 3))
+    s = float(rng.uniform(-1.5, 1.5))
+    directory = tmp_path_factory.getbasetemp()
+    k = hashlib.sha1(program.source().encode()).hexdigest()[:12]  # replays reuse the name
+    twin = import_source(directory, f"prog_margins_{k}", program.source(instrumented=True))
+    twin.prog(x.copy(), y.copy(), s)
+    assume(min(twin._margins, default=1.0) > MARGIN)  # no comparison near its threshold
+    module = import_source(directory, f"prog_{k}", program.source())
+    value, _ = sd.value_and_grad(module.prog, (0, 1, 2))(x, y, s)  # compiled once: check_grad's
+    assert np.isclose(value, module.prog(x.copy(), y.copy(), s), rtol=1e-12, atol=1e-12)
+    check_grad(module.prog, (x, y, s), wrt=(0, 1, 2), eager=not program.writes)
