@@ -1,14 +1,15 @@
 """Every Python block of the README runs as shown (as a file, as a reader would save
 it); a block the README presents as another's output is exactly what that prints."""
 import pathlib
-import re
 import subprocess
 import sys
 
 import pytest
 
+from doc_blocks import python_blocks
+
 README = pathlib.Path(__file__).resolve().parent.parent / "README.md"
-BLOCKS = re.findall(r"```python\n(.*?)```", README.read_text(), re.S)
+BLOCKS = python_blocks(README)
 OUTPUT = "def layer_forward"  # the generated code the compiler example prints
 
 
