@@ -1,10 +1,13 @@
-"""Every Python block of the guide in docs/ runs as shown.
+"""Every Python block of the guide in docs/ runs as shown, and every public name of
+srcdiff has a docstring whose ``>>>`` examples run as shown (doctest).
 
 The rule: a page's ```python blocks, in order, make one script (a later block may use
 what an earlier one defined, as a reader following the page would), written to a file
 (the compiler reads functions' source from their file) and run in a fresh interpreter.
 The blocks check their own claims with ``assert`` or ``sd.check_grads`` (gradients
 against finite differences or the eager tape), so a page whose text goes wrong fails."""
+import doctest
+import inspect
 import pathlib
 import re
 import subprocess
@@ -12,6 +15,7 @@ import sys
 
 import pytest
 
+import srcdiff as sd
 from doc_blocks import python_blocks
 
 ROOT = pathlib.Path(__file__).resolve().parent.parent
@@ -41,3 +45,19 @@ def test_the_index_links_every_page_and_every_link_resolves():
 
 def test_the_readme_links_the_guide():
     assert "(docs/index.md)" in (ROOT / "README.md").read_text()
+
+
+PUBLIC = sorted(name for name in dir(sd) if not name.startswith("_")
+                and callable(getattr(sd, name)) and not inspect.ismodule(getattr(sd, name)))
+
+
+def test_every_public_callable_has_a_docstring():
+    assert [name for name in PUBLIC if not (getattr(sd, name).__doc__ or "").strip()] == []
+
+
+@pytest.mark.parametrize("name", [n for n in PUBLIC if ">>>" in (getattr(sd, n).__doc__ or "")])
+def test_a_docstrings_examples_run(name):
+    finder, runner = doctest.DocTestFinder(recurse=False), doctest.DocTestRunner()
+    for test in finder.find(getattr(sd, name), name, globs={}):
+        runner.run(test)
+    assert runner.summarize(verbose=False).failed == 0
