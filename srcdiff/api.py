@@ -216,6 +216,15 @@ def value_and_grad(f, wrt=0, has_aux=False, verbose=False):
             return np.sum(pred ** 2), {"pred": pred}
 
         (value, aux), dw = sd.value_and_grad(loss, has_aux=True)(w, x)
+
+    Example::
+
+        >>> import numpy as np, srcdiff as sd
+        >>> def f(x):
+        ...     return np.sum(x ** 2)
+        >>> value, dx = sd.value_and_grad(f)(np.array([1.0, 2.0]))
+        >>> print(value, dx)
+        5.0 [2. 4.]
     """
     check_function(f, "sd.value_and_grad")
     positions, single = _positions(f, wrt)
@@ -269,7 +278,22 @@ def grad(f, wrt=0, has_aux=False, verbose=False):
         dw, pred = sd.grad(loss, has_aux=True)(w, x)
 
     ``verbose=True`` prints the generated adjoint source (see ``sd.adjoint_source``).
-    Check a function's gradients, and the rules it relies on, with ``sd.check_grads``."""
+    Check a function's gradients, and the rules it relies on, with ``sd.check_grads``.
+
+    Example (the function is compiled on the first call, then cached)::
+
+        >>> import numpy as np, srcdiff as sd
+        >>> def f(x, w):
+        ...     return np.sum(np.sin(x) * w)
+        >>> x, w = np.array([0.0, np.pi]), np.array([2.0, 3.0])
+        >>> print(sd.grad(f)(x, w))                    # d/dx: cos(x) * w
+        [ 2. -3.]
+        >>> dx, dw = sd.grad(f, wrt=(0, "w"))(x, w)
+        >>> print(np.round(dw, 12))                     # d/dw: sin(x)
+        [0. 0.]
+        >>> print(sd.grad(sd.grad(lambda t: t ** 3))(2.0))   # the second derivative
+        12.0
+    """
     check_function(f, "sd.grad")
     derivative, on_tape = _derivative("grad", f, *_positions(f, wrt), has_aux)
     if on_tape is not None:
@@ -287,7 +311,18 @@ def grad(f, wrt=0, has_aux=False, verbose=False):
 
 @entry_point
 def vjp(f, *args):
-    """``(f(*args), pullback)``: ``pullback(dy)`` gives the adjoint of every argument."""
+    """``(f(*args), pullback)``: ``pullback(dy)`` gives the adjoint of every argument.
+
+    ``f`` may return an array: ``dy`` has its shape.  Example::
+
+        >>> import numpy as np, srcdiff as sd
+        >>> def f(x, a):
+        ...     return x * a
+        >>> y, pullback = sd.vjp(f, np.array([1.0, 2.0]), 3.0)
+        >>> dx, da = pullback(np.array([1.0, 10.0]))
+        >>> print(y, dx, da)
+        [3. 6.] [ 3. 30.] 21.0
+    """
     check_function(f, "sd.vjp")
     if f in DERIVATIVES or recorded(args) is not None:
         raise TypeError(f"sd.vjp runs compiled code on arrays: it cannot differentiate "
@@ -322,7 +357,20 @@ def _differentiable(value):
 def jacobian(f, wrt=0):
     """A function returning the Jacobian of ``f`` with respect to ``args[wrt]``:
     shape ``output.shape + input.shape`` (a tuple of them for a tuple ``wrt``).
-    ``sd.jacobian(sd.grad(f))`` is the Hessian."""
+    ``sd.jacobian(sd.grad(f))`` is the Hessian.  The compiled backward pass runs once,
+    with a batch of cotangents.  Example::
+
+        >>> import numpy as np, srcdiff as sd
+        >>> def f(x):
+        ...     return np.array([1.0, 2.0]) * x ** 2
+        >>> print(sd.jacobian(f)(3.0))
+        [ 6. 12.]
+        >>> def g(x):
+        ...     return np.sum(x ** 3)
+        >>> print(sd.jacobian(sd.grad(g))(np.array([1.0, 2.0])))   # the Hessian
+        [[ 6.  0.]
+         [ 0. 12.]]
+    """
     check_function(f, "sd.jacobian")
     positions, single = _positions(f, wrt)
     derivative, on_tape = _derivative("jacobian", f, positions, single)
@@ -389,7 +437,18 @@ def adjoint_source(f, wrt=0, args=None):
     the code that runs for example arguments ``args`` (their kinds: Python floats get
     code on ``math``, arrays of a rank...), or for arrays when none are given.  A str,
     shown in a notebook with each source line beside its adjoint block
-    (:class:`srcdiff.view.AdjointSource`)."""
+    (:class:`srcdiff.view.AdjointSource`; ``.html_page()`` is a whole HTML page).
+    ``python -m srcdiff show FILE.py:FUNC`` prints the same from the shell.  Example::
+
+        >>> import numpy as np, srcdiff as sd
+        >>> def f(x):
+        ...     return np.sum(np.tanh(x))
+        >>> code = sd.adjoint_source(f)
+        >>> print(code.splitlines()[0])
+        def f_forward(x):
+        >>> "def f_backward(tape, dout):" in code
+        True
+    """
     f = getattr(f, "python_function", f)
     check_function(f, "sd.adjoint_source")
     positions, _ = _positions(f, wrt)

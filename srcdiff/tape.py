@@ -77,7 +77,21 @@ def _snapshot(args, raw, kwargs):
 
 
 class GradientTape:
-    """Record operations for automatic differentiation (TensorFlow 2's API)."""
+    """Record operations for automatic differentiation (TensorFlow 2's API).
+
+    Operations on watched values inside the ``with`` block are recorded along the path
+    Python takes; trainable Variables read inside are watched automatically.  See
+    ``gradient``, ``jacobian``, ``batch_jacobian``, ``watch``, ``stop_recording``.
+    Example::
+
+        >>> import srcdiff as sd
+        >>> x = sd.constant(3.0)
+        >>> with sd.GradientTape() as tape:
+        ...     tape.watch(x)
+        ...     y = x * x
+        >>> print(tape.gradient(y, x))
+        srcdiff.Tensor(6.0, shape=(), dtype=float32)
+    """
 
     def __init__(self, persistent=False, watch_accessed_variables=True):
         self._persistent = persistent

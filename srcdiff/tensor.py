@@ -338,7 +338,17 @@ class _Ref:
 
 
 class Tensor(_ArrayLike):
-    """An immutable n-dimensional array over a NumPy ndarray."""
+    """An immutable n-dimensional array over a NumPy ndarray.
+
+    Made by ``sd.constant`` and by every op; Python operators, NumPy functions
+    (``np.sin(t)``) and array methods on Tensors return Tensors, recorded by active
+    tapes.  ``.numpy()`` is the ndarray.  Example::
+
+        >>> import numpy as np, srcdiff as sd
+        >>> t = sd.constant([1.0, 4.0])
+        >>> print(np.sqrt(t) * 2)
+        srcdiff.Tensor([2. 4.], shape=(2,), dtype=float32)
+    """
 
     __slots__ = ("_value", "__weakref__")
 
@@ -381,7 +391,18 @@ class Variable(_ArrayLike):
 
     A read hands out a Tensor over the current array; ``assign`` installs a new
     array rather than writing into the old one, so every value a tape saved
-    stays what it was when it was read."""
+    stays what it was when it was read.  Example::
+
+        >>> import srcdiff as sd
+        >>> v = sd.Variable(2.0)
+        >>> with sd.GradientTape() as tape:     # trainable Variables are watched
+        ...     y = v ** 3
+        >>> print(tape.gradient(y, v).numpy())
+        12.0
+        >>> _ = v.assign_sub(0.5)
+        >>> print(v.numpy())
+        1.5
+    """
 
     __slots__ = ("_value", "trainable", "_name", "_uid", "__weakref__")
 
@@ -511,7 +532,8 @@ def _as_array(value, dtype=None):
 
 
 def constant(value, dtype=None, shape=None, name=None):
-    """A Tensor holding ``value`` (floats become float32, ints int32, like TensorFlow).
+    """A Tensor holding ``value`` (floats become float32, ints int32, like TensorFlow;
+    ndarrays keep their dtype): ``sd.constant([[1.0, 2.0]])``, ``sd.constant(0, shape=[2, 3])``.
 
     A Tensor of that dtype and shape is returned itself, as TensorFlow does, so a
     gradient flows through ``constant(t)``; any other conversion of a value a recording
@@ -531,7 +553,8 @@ def constant(value, dtype=None, shape=None, name=None):
 
 
 def convert_to_tensor(value, dtype=None, dtype_hint=None, name=None):
-    """A Tensor from a Tensor, Variable, ndarray, number, nested list or IndexedSlices."""
+    """A Tensor from a Tensor, Variable, ndarray, number, nested list or IndexedSlices
+    (densified): ``sd.convert_to_tensor(np.ones(3))`` keeps float64."""
     dtype = as_dtype(dtype)
     if isinstance(value, Tensor):
         if dtype is not None and value.dtype != dtype:

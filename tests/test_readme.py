@@ -18,10 +18,12 @@ import sys
 
 import pytest
 
+from doc_blocks import python_blocks
+
 ROOT = pathlib.Path(__file__).resolve().parent.parent
 README = ROOT / "README.md"
 TEXT = README.read_text()
-BLOCKS = re.findall(r"^```(?:python|py)\n(.*?)^```", TEXT, re.S | re.M)
+BLOCKS = python_blocks(README)
 OUTPUT = "def layer_forward"  # the generated code the compiler example prints
 SHOWN = re.compile(r"^print\(.*\)\s+# (.+)$")
 

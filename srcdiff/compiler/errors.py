@@ -12,7 +12,14 @@ class CompileError(Exception):
     """Raised for source the compiler cannot differentiate.
 
     The message names the file, line and column, quotes the source line with a
-    caret under the offending construct, and says what to do instead."""
+    caret under the offending construct, and says what to do instead.  Catch it to
+    choose another route (``@sd.function(fallback="eager")`` does so for you)::
+
+        try:
+            dx = sd.grad(f)(x)
+        except sd.CompileError as error:
+            print(error)        # File "model.py", line 12, column 5: ... and a hint
+    """
 
     __module__ = "srcdiff"  # as tracebacks name it: what users catch is sd.CompileError
 

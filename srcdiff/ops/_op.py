@@ -62,7 +62,8 @@ def primitive_op(fn, name, params=("x",)):
         return apply(fn, *_lift(args))
     call.__name__ = call.__qualname__ = name
     call.__signature__ = signature
-    call.__doc__ = f"``{getattr(fn, '__name__', fn)}`` on Tensors, recorded by active tapes."
+    call.__doc__ = (f"``{getattr(fn, '__name__', fn)}`` on Tensors, recorded by active tapes: "
+                    f"``sd.{name}({', '.join(params)})``.")
     call.__numpy__ = fn
     return call
 

@@ -10,42 +10,51 @@ from ._op import axis_arg, op
 
 @op()
 def reshape(tensor, shape, name=None):
+    """``tensor`` with a new ``shape`` (one entry may be -1): ``sd.reshape(x, [2, -1])``."""
     return np.reshape(tensor, tuple(int(n) for n in np.asarray(shape).reshape(-1)))
 
 
 @op()
 def transpose(a, perm=None, conjugate=False, name=None):
+    """Axes permuted by ``perm`` (reversed by default): ``sd.transpose(x, perm=[1, 0])``."""
     out = np.transpose(a, None if perm is None else tuple(int(p) for p in perm))
     return np.conjugate(out) if conjugate else out
 
 
 @op()
 def expand_dims(input, axis, name=None):
+    """A new axis of length 1 at ``axis``: ``sd.expand_dims(x, 0)`` has shape
+    ``(1,) + x.shape``."""
     return np.expand_dims(input, int(axis))
 
 
 @op()
 def squeeze(input, axis=None, name=None):
+    """Axes of length 1 removed (those in ``axis``, or all): ``sd.squeeze(x, axis=[0])``."""
     return np.squeeze(input, axis=axis_arg(axis))
 
 
 @op()
 def tile(input, multiples, name=None):
+    """``input`` repeated ``multiples[i]`` times along axis i: ``sd.tile(x, [2, 1])``."""
     return np.tile(input, tuple(int(m) for m in np.asarray(multiples).reshape(-1)))
 
 
 @op()
 def broadcast_to(input, shape, name=None):
+    """``input`` broadcast to ``shape`` (NumPy's rules): ``sd.broadcast_to(b, [4, 3])``."""
     return np.broadcast_to(input, tuple(int(n) for n in np.asarray(shape).reshape(-1)))
 
 
 @op()
 def reverse(tensor, axis, name=None):
+    """``tensor`` reversed along the axes ``axis``: ``sd.reverse(x, [0])``."""
     return np.flip(tensor, axis_arg(axis))
 
 
 @op()
 def identity(input, name=None):
+    """A copy of ``input`` whose gradient passes through unchanged: ``sd.identity(x)``."""
     return np.copy(input)
 
 
@@ -99,44 +108,56 @@ def sparse_read(params, indices):
 
 
 def shape(input, out_type=dtypes.int32, name=None):
+    """The shape of ``input`` as an int32 Tensor: ``sd.shape(sd.ones([2, 3]))`` holds
+    ``[2, 3]``."""
     return Tensor(np.asarray(np.shape(_as_array(input)), dtype=out_type))
 
 
 def size(input, out_type=dtypes.int32, name=None):
+    """The number of elements of ``input`` as an int32 Tensor:
+    ``sd.size(sd.ones([2, 3]))`` is 6."""
     return Tensor(np.asarray(np.size(_as_array(input)), dtype=out_type))
 
 
 def rank(input, name=None):
+    """The number of axes of ``input`` as an int32 Tensor: ``sd.rank(sd.ones([2, 3]))`` is 2."""
     return Tensor(np.asarray(np.ndim(_as_array(input)), dtype=np.int32))
 
 
 def stop_gradient(input, name=None):
-    """The same value, cut off from every tape."""
+    """The same value, cut off from every tape: in ``y = x * sd.stop_gradient(x)``,
+    dy/dx is ``x``, not ``2 x``."""
     return Tensor(_as_array(input))
 
 
 def ones(shape, dtype=dtypes.float32, name=None):
+    """A Tensor of ones (float32 unless ``dtype`` says): ``sd.ones([2, 3])``."""
     return Tensor(np.ones(_shape(shape), dtype=dtype))
 
 
 def zeros(shape, dtype=dtypes.float32, name=None):
+    """A Tensor of zeros (float32 unless ``dtype`` says): ``sd.zeros([2, 3])``."""
     return Tensor(np.zeros(_shape(shape), dtype=dtype))
 
 
 def ones_like(input, dtype=None, name=None):
+    """Ones with ``input``'s shape (and dtype unless ``dtype`` says): ``sd.ones_like(x)``."""
     return Tensor(np.ones_like(_as_array(input), dtype=dtype))
 
 
 def zeros_like(input, dtype=None, name=None):
+    """Zeros with ``input``'s shape (and dtype unless ``dtype`` says): ``sd.zeros_like(x)``."""
     return Tensor(np.zeros_like(_as_array(input), dtype=dtype))
 
 
 def fill(dims, value, name=None):
+    """A Tensor of shape ``dims`` filled with ``value``: ``sd.fill([2, 3], 9.0)``."""
     value = _as_array(value)
     return Tensor(np.full(_shape(dims), value, dtype=value.dtype))
 
 
 def eye(num_rows, num_columns=None, batch_shape=None, dtype=dtypes.float32, name=None):
+    """The identity matrix (a batch of them with ``batch_shape``): ``sd.eye(3)``."""
     out = np.eye(num_rows, num_columns, dtype=dtype)
     if batch_shape is not None:
         out = np.broadcast_to(out, _shape(batch_shape) + out.shape).copy()
@@ -157,6 +178,8 @@ _RANGE_DTYPES = [dtypes.int32, dtypes.int64, dtypes.float16, dtypes.float32, dty
 
 
 def linspace(start, stop, num, name=None, axis=0):
+    """``num`` evenly spaced values from ``start`` to ``stop`` inclusive:
+    ``sd.linspace(0.0, 1.0, 5)``."""
     start = _as_array(start)
     return Tensor(np.linspace(start, _as_array(stop), int(num), axis=axis,
                               dtype=start.dtype if start.dtype.kind == "f" else np.float32))

@@ -41,7 +41,23 @@ class _CustomCall:
 
 
 def custom_gradient(f):
-    """Decorate ``f(*x) -> (y, grad_fn)``; tapes use ``grad_fn(dy)`` as y's vjp."""
+    """Decorate ``f(*x) -> (y, grad_fn)``; tapes use ``grad_fn(dy)`` as y's vjp.
+
+    TensorFlow's decorator, for the tape (the compiler refuses it: give it
+    ``sd.register_gradient`` instead).  ``f``'s operations are recorded too, so a
+    ``grad_fn`` built from them differentiates under an outer tape.  Example::
+
+        >>> import srcdiff as sd
+        >>> @sd.custom_gradient
+        ... def clip_gradient(x):
+        ...     return sd.identity(x), lambda dy: sd.clip_by_value(dy, -1.0, 1.0)
+        >>> x = sd.constant(2.0)
+        >>> with sd.GradientTape() as tape:
+        ...     tape.watch(x)
+        ...     y = clip_gradient(x) * 5.0
+        >>> print(tape.gradient(y, x).numpy())
+        1.0
+    """
     @functools.wraps(f)
     def call(*args):
         # f's operations are recorded, as in TensorFlow, so that a grad_fn using
@@ -62,7 +78,18 @@ def register_gradient(fn):
     The rule returns the adjoint of each positional input (a tuple when there are
     several).  The tape then treats ``fn`` as one primitive: the module-level
     name of ``fn`` is rebound to a primitive wrapper that records calls on
-    Tensors; the compiler inlines the rule instead of differentiating ``fn``."""
+    Tensors; the compiler inlines the rule instead of differentiating ``fn``.
+    Check a rule with ``sd.check_grads``.  Example (``cube`` defined in a module)::
+
+        def cube(x):
+            return x ** 3
+
+        @sd.register_gradient(cube)
+        def cube_grad(g, ans, x):
+            return g * 3.0 * x ** 2
+
+        sd.grad(lambda x: np.sum(cube(x)))(np.array([1.0, 2.0]))   # [3., 12.]
+    """
     def decorate(rule):
         wrapper = primitive(fn)
         vjp = functools.partial(_select_adjoint, rule)

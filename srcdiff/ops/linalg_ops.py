@@ -9,6 +9,8 @@ from ._op import op
 @op(tensors=2)
 def matmul(a, b, transpose_a=False, transpose_b=False, adjoint_a=False, adjoint_b=False,
            name=None):
+    """The matrix product (batched over leading axes), optionally of transposes or adjoints:
+    ``sd.matmul(x, w, transpose_b=True)`` is ``x @ w.T``."""
     if transpose_a or adjoint_a:
         a = np.conjugate(T(a)) if adjoint_a else T(a)
     if transpose_b or adjoint_b:
@@ -18,6 +20,8 @@ def matmul(a, b, transpose_a=False, transpose_b=False, adjoint_a=False, adjoint_
 
 @op(tensors=2)
 def tensordot(a, b, axes, name=None):
+    """The sum of products over ``axes`` (NumPy's ``tensordot``):
+    ``sd.tensordot(a, b, axes=1)``."""
     return np.tensordot(a, b, axes)
 
 

@@ -44,16 +44,20 @@ def _int_dtype(x):
 
 @op(tensors=2)
 def squared_difference(x, y, name=None):
+    """``(x - y) ** 2`` elementwise, broadcasting: ``sd.squared_difference(pred, target)``."""
     return np.square(x - y)
 
 
 @op()
 def rsqrt(x, name=None):
+    """``1 / sqrt(x)`` elementwise: ``sd.rsqrt(sd.constant([4.0]))`` holds ``[0.5]``."""
     return 1 / np.sqrt(x)
 
 
 @op(tensors=3)
 def clip_by_value(t, clip_value_min, clip_value_max, name=None):
+    """``t`` clipped to ``[clip_value_min, clip_value_max]``; the gradient passes at the bounds
+    (TensorFlow's convention): ``sd.clip_by_value(x, -1.0, 1.0)``."""
     return np.clip(t, clip_value_min, clip_value_max)
 
 
@@ -69,54 +73,65 @@ def where(condition, x=None, y=None, name=None):
 
 @op()
 def reduce_sum(input_tensor, axis=None, keepdims=False, name=None):
+    """The sum over ``axis`` (all axes by default): ``sd.reduce_sum(x, axis=0, keepdims=True)``."""
     return np.sum(input_tensor, axis=axis_arg(axis), keepdims=keepdims,
                   dtype=_int_dtype(input_tensor))
 
 
 @op()
 def reduce_mean(input_tensor, axis=None, keepdims=False, name=None):
+    """The mean over ``axis`` (all axes by default): ``sd.reduce_mean(x, axis=-1)``."""
     return np.mean(input_tensor, axis=axis_arg(axis), keepdims=keepdims,
                    dtype=_int_dtype(input_tensor))
 
 
 @op()
 def reduce_max(input_tensor, axis=None, keepdims=False, name=None):
+    """The maximum over ``axis``; ties share the gradient evenly: ``sd.reduce_max(x, axis=1)``."""
     return np.max(input_tensor, axis=axis_arg(axis), keepdims=keepdims)
 
 
 @op()
 def reduce_min(input_tensor, axis=None, keepdims=False, name=None):
+    """The minimum over ``axis``; ties share the gradient evenly: ``sd.reduce_min(x, axis=1)``."""
     return np.min(input_tensor, axis=axis_arg(axis), keepdims=keepdims)
 
 
 @op()
 def reduce_prod(input_tensor, axis=None, keepdims=False, name=None):
+    """The product over ``axis`` (exact gradients at zeros): ``sd.reduce_prod(x, axis=0)``."""
     return np.prod(input_tensor, axis=axis_arg(axis), keepdims=keepdims,
                    dtype=_int_dtype(input_tensor))
 
 
 @op()
 def reduce_variance(input_tensor, axis=None, keepdims=False, name=None):
+    """The variance over ``axis``: ``sd.reduce_variance(x, axis=0)``."""
     return np.var(input_tensor, axis=axis_arg(axis), keepdims=keepdims)
 
 
 @op()
 def reduce_std(input_tensor, axis=None, keepdims=False, name=None):
+    """The standard deviation over ``axis``: ``sd.reduce_std(x, axis=0)``."""
     return np.std(input_tensor, axis=axis_arg(axis), keepdims=keepdims)
 
 
 @op()
 def reduce_logsumexp(input_tensor, axis=None, keepdims=False, name=None):
+    """``log(sum(exp(x)))`` over ``axis``, computed stably:
+    ``sd.reduce_logsumexp(logits, axis=-1)``."""
     return logsumexp(input_tensor, axis=axis_arg(axis), keepdims=keepdims)
 
 
 @op()
 def reduce_any(input_tensor, axis=None, keepdims=False, name=None):
+    """Logical or over ``axis`` of a bool Tensor: ``sd.reduce_any(x > 0)``."""
     return np.any(input_tensor, axis=axis_arg(axis), keepdims=keepdims)
 
 
 @op()
 def reduce_all(input_tensor, axis=None, keepdims=False, name=None):
+    """Logical and over ``axis`` of a bool Tensor: ``sd.reduce_all(x > 0)``."""
     return np.all(input_tensor, axis=axis_arg(axis), keepdims=keepdims)
 
 
@@ -145,16 +160,21 @@ def norm(tensor, ord="euclidean", axis=None, keepdims=None, name=None):
 
 @op()
 def argmax(input, axis=None, output_type=np.int64, name=None):
+    """The index of the largest value along ``axis`` (no gradient):
+    ``sd.argmax(logits, axis=-1)``."""
     return np.argmax(input, axis=0 if axis is None else int(axis)).astype(output_type)
 
 
 @op()
 def argmin(input, axis=None, output_type=np.int64, name=None):
+    """The index of the smallest value along ``axis`` (no gradient): ``sd.argmin(x, axis=0)``."""
     return np.argmin(input, axis=0 if axis is None else int(axis)).astype(output_type)
 
 
 @op()
 def cumsum(x, axis=0, name=None):
+    """The running sum along ``axis``: ``sd.cumsum(sd.constant([1.0, 2.0, 3.0]))`` holds
+    ``[1, 3, 6]``."""
     return np.cumsum(x, axis=int(axis))
 
 
