@@ -138,6 +138,12 @@ def enumerated_zip(params, x):
     return np.sum(x)
 
 
+def layers_beside_an_array(params, x):
+    for W, b in params["layers"]:  # an item of a dict that holds an array too
+        x = np.tanh(x @ W + b)
+    return np.sum(x * params["out"])
+
+
 def backwards(params, x):
     for W, b in reversed(params):
         x = x + np.sum(W) * np.sum(b)
@@ -166,6 +172,7 @@ PYTREES = [
     (zipped, (([W1, W2], [B1, B2]), X)),
     (enumerated, ([(W1, B1), (W2, B2)], X)),
     (enumerated_zip, (([W1, W2], [B1, B2]), X)),
+    (layers_beside_an_array, ({"layers": [(W1, B1), (W2, B2)], "out": B2 * 0.5 + 1.0}, X)),
     (backwards, ([(W1, B1), (W2, B2)], X)),
     (fields, (Layer(W1, B1), X)),
     (numbers, ((0.3, -1.2),)),

@@ -25,7 +25,7 @@ planning works from; and the Replay (trip counters, replayed loops).
 import gast
 
 from ..rules import traits_of
-from ..rules.containers import join_lists, zero_adjoints
+from ..rules.containers import join_lists, zero_adjoints, zeros_like
 from . import syntax as S
 from .adjoint_state import OTHER, OWNED, SET, UNSET, Flow, advance, join, own
 from .analysis import Kind, refusal, target_names
@@ -37,12 +37,13 @@ from .plan import Marks
 
 class Backward:
     def __init__(self, facts, active, wrt, sequences, contrib, replay, namer, source_map,
-                 rerun):
+                 rerun, maybe_sequences=frozenset()):
         self.facts = facts
         self.ops = facts.ops
         self.active = active
         self.wrt = wrt
         self.sequences = sequences
+        self.maybe_sequences = maybe_sequences  # a container where bound to one only
         self.scalars = facts.scalars
         self.contrib = contrib
         self.replay = replay
@@ -466,6 +467,11 @@ class Backward:
                              args=[S.name(self.rows), like])
         if name in self.scalars:
             return S.const(0.0)
+        if name in self.maybe_sequences:  # decided when it runs: Items, or an array
+            if self.rows is not None:
+                raise NotBatched("an adjoint that may be a list's starts from zeros")
+            return gast.Call(func=self.refs.bind(zeros_like, "zeros_like"),
+                             args=[S.name(name)], keywords=[])
         return gast.Call(func=S.expr("np.zeros_like"), args=[S.name(name)], keywords=[])
 
     def no_rule(self, s, op):

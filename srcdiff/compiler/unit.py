@@ -333,7 +333,8 @@ def reverse(parsed, body, wrt, names, refs, compile_call, scalar_params, param_d
     forward = Forward(facts, replay, refs)
     contributions = Contributions(facts, feeds, sequences, calls, refs, namer, source_map)
     backward = Backward(facts, active, wrt, sequences, contributions, replay, namer,
-                        source_map, forward.computation)
+                        source_map, forward.computation,
+                        {n for n, (_, most) in depths.items() if most >= 1} - sequences)
     draft = backward.emit(Plan(), outputs)  # its marks say what the adjoints read
     marks = backward.marks()
     for _ in range(3):
