@@ -16,7 +16,7 @@ from .compiler.errors import InvariantError
 from .nest import unwrapped as _raw
 from .view import AdjointSource
 from .rules.containers import CONTAINERS, Items, dense, zeros_like
-from .function import (DERIVATIVES, CacheInfo, Derivative, is_scalar as _is_scalar,
+from .function import (DERIVATIVES, CacheInfo, Derivative, frozen, is_scalar as _is_scalar,
                        kind as _kind, on_tapes, on_tensors, recorded, split_aux,
                        with_defaults)
 
@@ -331,6 +331,7 @@ def vjp(f, *args):
                         "GradientTape.gradient with output_gradients")
     positions = tuple(i for i, a in enumerate(args) if _differentiable(a))
     unit, raw = _prepare(_Units(f, positions), args)
+    raw = [frozen(a) for a in raw]  # the pullback runs later: what the call read stays
     y, tape = unit.run(raw)
     _numeric_output(f, y)
 

@@ -100,6 +100,8 @@ class Function:
         else:
             active = (False,) * len(inputs)
         raw = [unwrapped(v) for v in inputs]
+        if any(active):  # the backward step runs later: the arrays must stay as read
+            raw = [r if type(v) is Tensor else frozen(r) for r, v in zip(raw, inputs)]
         lifted = tuple(expr for expr, _ in captures)
         unit = self._unit(active, raw, lifted)
         y, saved = unit.run(raw)
@@ -378,6 +380,22 @@ def _read(value):
         return value.read_value()
     if isinstance(value, CONTAINERS):
         return nest.rebuilt(value, [_read(v) for v in nest.items(value)])
+    return value
+
+
+def frozen(value):
+    """``value`` with a read-only copy of each ndarray in it the caller may write into
+    (of each leaf of a pytree): the compiled forward pass keeps views of its arguments
+    for a backward step that runs later (a tape's, a pullback's), after the caller may
+    have written into them.  A read-only array that owns its memory is kept."""
+    if type(value) is np.ndarray:
+        if not value.flags.writeable and value.base is None:
+            return value
+        value = value.copy()
+        value.flags.writeable = False
+        return value
+    if isinstance(value, CONTAINERS):
+        return nest.rebuilt(value, [frozen(v) for v in nest.items(value)])
     return value
 
 

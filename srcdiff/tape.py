@@ -188,7 +188,7 @@ class GradientTape:
                 refuse_without_rule(primitive_name(fn))
             return
         for a in args:
-            if type(a) is np.ndarray and a.flags.writeable:
+            if type(a) is np.ndarray and (a.flags.writeable or a.base is not None):
                 args, raw, kwargs = _snapshot(args, raw, kwargs)
                 break
         # _Records.add, inlined: this runs once per recorded operation
