@@ -108,8 +108,7 @@ class Function:
         if not any(active):
             return _as_output(y, inputs)
         entry = _CompiledCall(self, unit, y, saved, active, raw, inputs, len(args), captures)
-        return apply(entry, *[inputs[i] if j is None else nest.flatten(inputs[i])[j]
-                              for i, j in entry.owners])
+        return apply(entry, *entry.tape_inputs)
 
     def _unit(self, active, raw, lifted, batched=False):
         """The unit for arguments ``raw`` (plain values), keyed on their kinds."""
@@ -158,7 +157,7 @@ class _CompiledCall:
     for input ``i`` itself."""
 
     __slots__ = ("function", "unit", "value", "saved", "active", "raw", "inputs", "count",
-                 "captures", "owners", "srcdiff_rule", "_last")
+                 "captures", "owners", "tape_inputs", "srcdiff_rule", "_last")
     srcdiff_traits = Traits(batches=True)  # a batch of adjoints: see _batch
 
     def __init__(self, function, unit, value, saved, active, raw, inputs, count, captures):
@@ -171,9 +170,17 @@ class _CompiledCall:
         self.inputs = inputs          # the arguments, then the captured values (Variables read)
         self.count = count            # how many of them are arguments
         self.captures = captures
-        self.owners = [(i, j) for i, v in enumerate(inputs) for j in (
-            [j for j, leaf in enumerate(nest.flatten(v)) if isinstance(leaf, _ArrayLike)]
-            if isinstance(v, CONTAINERS) else [None])]
+        self.owners = []
+        self.tape_inputs = []  # each input, or each Tensor of a pytree (flattened once)
+        for i, v in enumerate(inputs):
+            if not isinstance(v, CONTAINERS):
+                self.owners.append((i, None))
+                self.tape_inputs.append(v)
+                continue
+            for j, leaf in enumerate(nest.flatten(v)):
+                if isinstance(leaf, _ArrayLike):
+                    self.owners.append((i, j))
+                    self.tape_inputs.append(leaf)
         self._last = (None, None)
         self.srcdiff_rule = Rule(self, (), function.__qualname__, argnum_vjp=self._vjp)
 
