@@ -6,7 +6,10 @@ Two functions of a 100-element float64 vector, each differentiated four ways:
 * srcdiff ``tape.jacobian`` vectorised (the default): one walk whose adjoints
   carry a leading axis of 100 rows;
 * srcdiff ``tape.jacobian(..., experimental_use_pfor=False)``: 100 walks, one per row;
-* HIPS autograd's ``jacobian`` (one vjp per row), when installed.
+* HIPS autograd's ``jacobian`` (one vjp per row), when installed;
+* for the dense layer also ``sd.jacobian`` (compiled), ``jax.jit(jax.jacrev)``,
+  ``torch.autograd.functional.jacobian(vectorize=True)`` and ``tape.jacobian``
+  inside ``tf.function``, those installed.
 
 Every system's jacobian is checked against the hand-written one first.
 """
@@ -14,6 +17,7 @@ import numpy as np
 
 import srcdiff as sd
 
+import peers
 from _timing import compare
 
 N = 100
@@ -44,6 +48,50 @@ def layer(x, ns):
 def layer_by_hand(x):
     s = np.tanh(W @ x + B)
     return (1 - s * s)[:, None] * W
+
+
+def layer_np(x):
+    """The dense layer as a user writes it, for the compilers."""
+    return np.tanh(W @ x + B)
+
+
+def compiled_jacobians():
+    """The dense layer's jacobian by srcdiff's compiler and by the peers that
+    have one: ``(name, fn of x or None, reason)``."""
+    systems = [("srcdiff sd.jacobian", sd.jacobian(layer_np), None)]
+    missing = peers.available()
+    for name, build in (("jax.jit", _jax_jacobian), ("torch eager", _torch_jacobian),
+                        ("tf.function", _tf_jacobian)):
+        systems.append((name, None, missing[name]) if missing[name] else (name, build(), None))
+    return systems
+
+
+def _jax_jacobian():
+    import jax
+    jax.config.update("jax_enable_x64", True)
+    import jax.numpy as jnp
+    f = jax.jit(jax.jacrev(lambda x: jnp.tanh(jnp.asarray(W) @ x + jnp.asarray(B))))
+    return lambda x: np.asarray(jax.block_until_ready(f(x)))
+
+
+def _torch_jacobian():
+    import torch
+    w, b = torch.tensor(W), torch.tensor(B)
+    return lambda x: torch.autograd.functional.jacobian(
+        lambda v: torch.tanh(w @ v + b), torch.tensor(x), vectorize=True).numpy()
+
+
+def _tf_jacobian():
+    import tensorflow as tf
+    w, b = tf.constant(W), tf.constant(B)
+
+    @tf.function
+    def jacobian(x):
+        with tf.GradientTape() as tape:
+            tape.watch(x)
+            y = tf.tanh(tf.linalg.matvec(w, x) + b)
+        return tape.jacobian(y, x)
+    return lambda x: jacobian(tf.constant(x)).numpy()
 
 
 def srcdiff_jacobian(f, use_pfor):
@@ -79,15 +127,22 @@ def run():
         systems = [("hand-written NumPy", by_hand),
                    ("srcdiff jacobian, vectorised", srcdiff_jacobian(f, True)),
                    ("srcdiff jacobian, one walk per row", srcdiff_jacobian(f, False))]
-        peer = autograd_jacobian(f)
+        peer = None if peers.available()["HIPS autograd"] else autograd_jacobian(f)
         if peer is not None:
             systems.append(("HIPS autograd jacobian", peer))
+        unavailable = []
+        if f is layer:
+            for name, fn, reason in compiled_jacobians():
+                if fn is None:
+                    unavailable.append((workload, name, None, None, None, f"unavailable: {reason}"))
+                else:
+                    systems.append((name, fn))
         reference = by_hand(x)
         for name, fn in systems:
             if not np.allclose(fn(x), reference, rtol=1e-10, atol=1e-12):
                 raise AssertionError(f"{name} computes a different jacobian than the hand-written one")
         timed = compare([(name, lambda fn=fn: fn(x)) for name, fn in systems])
-        rows += [(workload, name, best, median) for name, best, median in timed]
+        rows += [(workload, name, best, median) for name, best, median in timed] + unavailable
     return rows
 
 
