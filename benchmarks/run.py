@@ -98,24 +98,27 @@ def draw_chart(rows, path):
             for workload, system, best, median, peak, note, base_best, base_median, _
             in with_baselines(rows)
             if median is not None and base_median and system != _first(rows, workload)]
-    workloads = list(dict.fromkeys(w for w, _, _ in bars))
     systems = list(dict.fromkeys(s for _, s, _ in bars))
-    colours = dict(zip(systems, plt.cm.tab10.colors))
-    height = 0.8 / max(1, len(systems))
-    fig, ax = plt.subplots(figsize=(9, 0.5 + 0.42 * len(workloads) * max(1, len(systems)) ** 0.5))
-    for w_index, workload in enumerate(workloads):
-        for s_index, system in enumerate(systems):
-            ratio = next((r for w, s, r in bars if w == workload and s == system), None)
-            if ratio is not None:
-                ax.barh(w_index + s_index * height, ratio, height, color=colours[system],
-                        label=system if w_index == 0 or system not in ax.get_legend_handles_labels()[1] else None)
+    colours = {system: plt.cm.tab20(i % 20) for i, system in enumerate(systems)}
+    # one bar per row, each workload's systems together, a gap between workloads
+    positions, ticks, labels, y = [], [], [], 0.0
+    for workload in dict.fromkeys(w for w, _, _ in bars):
+        mine = [(s, r) for w, s, r in bars if w == workload]
+        ticks.append(y + (len(mine) - 1) / 2)
+        labels.append(workload)
+        positions += [(y + k, s, r) for k, (s, r) in enumerate(mine)]
+        y += len(mine) + 1
+    fig, ax = plt.subplots(figsize=(9, 1 + 0.11 * y))
+    for position, system, ratio in positions:
+        ax.barh(position, ratio, 0.85, color=colours[system])
+    ax.legend(handles=[plt.Rectangle((0, 0), 1, 1, color=colours[s]) for s in systems],
+              labels=systems, fontsize=7, loc="lower right")
     ax.axvline(1.0, color="black", linewidth=0.8)
     ax.set_xscale("log")
-    ax.set_yticks([i + 0.4 - height / 2 for i in range(len(workloads))])
-    ax.set_yticklabels(workloads, fontsize=7)
+    ax.set_yticks(ticks)
+    ax.set_yticklabels(labels, fontsize=7)
     ax.invert_yaxis()
     ax.set_xlabel("median time / hand-written NumPy (log scale)")
-    ax.legend(fontsize=7, loc="lower right")
     fig.tight_layout()
     fig.savefig(path, dpi=80)
     plt.close(fig)
@@ -130,9 +133,17 @@ def main(argv=None):
     parser.add_argument("--quick", action="store_true", help="short samples: check it all runs")
     parser.add_argument("--skip", default="", metavar="PEERS",
                         help="peers to leave out, comma-separated: autograd,jax,torch,tensorflow")
+    parser.add_argument("--replot", action="store_true",
+                        help="draw the chart from the JSON file of an earlier run, run nothing")
     parser.add_argument("--json", default=os.path.join(HERE, "results.json"))
     parser.add_argument("--png", default=os.path.join(HERE, "results.png"))
     options = parser.parse_args(argv)
+    if options.replot:
+        with open(options.json) as f:
+            rows = [tuple(r[k] for k in ("workload", "system", "best_s", "median_s",
+                                         "peak_bytes", "note")) for r in json.load(f)["rows"]]
+        draw_chart(rows, options.png)
+        return rows
     _timing.QUICK["on"] = options.quick
     peers.SKIPPED.update(filter(None, options.skip.split(",")))
     for name, reason in peers.available().items():
