@@ -341,7 +341,15 @@ class GradientTape:
         if not grads:
             return [None] * len(sources)
 
-        _walk(tape.records[:count], grads, source_ids, reaches, traced, batched, tape.complex)
+        if self._persistent or traced:
+            records = tape.records[:count]
+        else:
+            # Used once: the walk takes the records out as it goes, so the values only
+            # they keep are freed as soon as their rule has run.  The tape is released
+            # first, so that a walk cut short by an error is never reused.
+            records = tape.records
+            self._end_use()
+        _walk(records, grads, source_ids, reaches, traced, batched, tape.complex)
         get = grads.get
         return [get(id(s)) for s in sources]
 
@@ -367,13 +375,16 @@ def _walk(records, grads, source_ids, reaches, traced, batched, conjugating):
     """The backward walk: each record's adjoint, when it has one, goes through its
     rule to the inputs that reach a source, added to what they already have.
 
-    ``traced``: the rules run on Tensors (another tape records them); ``batched``:
+    ``records`` is emptied, last first.  ``traced``: the rules run on Tensors
+    (another tape records them); ``batched``:
     adjoints carry a batch axis; ``conjugating``: complex values need TensorFlow's
     conjugation.  Without any of these (the common case) each vjp is one plain call:
     this is the tape's hottest loop."""
     plain = not (traced or batched or conjugating)
     get, pop = grads.get, grads.pop
-    for rule, args, raw, kwargs, out in reversed(records):
+    pop_record = records.pop  # the caller's list: emptied, last record first
+    while records:
+        rule, args, raw, kwargs, out = pop_record()
         key = id(out)
         # Only what reaches a source has an adjoint: ``key`` not in ``reaches`` finds None.
         g = get(key) if key in source_ids else pop(key, None)
