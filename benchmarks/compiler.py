@@ -256,13 +256,12 @@ def _workloads():
 
 def _srcdiff_on_tape(fn, wrt, decorated):
     """``fn`` run on Tensors under a GradientTape (``math`` read as NumPy, whose
-    functions Tensors take), or, ``decorated``, ``@sd.function(fn)`` called under one."""
+    functions Tensors take), or, ``decorated``, ``@sd.function(fn)`` called under one.
+    The arguments at ``wrt`` are Tensors already (made once, as torch's are)."""
     same = sd.function(fn) if decorated else types.FunctionType(
         fn.__code__, {**fn.__globals__, "math": np}, fn.__name__)
 
     def value_and_grad(*args):
-        args = [sd.constant(np.asarray(a, np.float64)) if i in wrt else a
-                for i, a in enumerate(args)]
         with sd.GradientTape() as tape:
             tape.watch([args[i] for i in wrt])
             value = same(*args)
@@ -272,10 +271,13 @@ def _srcdiff_on_tape(fn, wrt, decorated):
 
 def _systems(fn, wrt, args, by_hand):
     """(name, call of no arguments or None, reason) of every system, the hand-written first."""
-    ours = [("hand-written NumPy", by_hand), ("srcdiff sd.grad", sd.value_and_grad(fn, wrt)),
-            ("srcdiff tape", _srcdiff_on_tape(fn, wrt, False)),
-            ("srcdiff @sd.function on tape", _srcdiff_on_tape(fn, wrt, True))]
-    return ([(name, lambda f=f: f(*args), None) for name, f in ours]
+    tensors = [sd.constant(np.asarray(a, np.float64)) if i in wrt else a
+               for i, a in enumerate(args)]
+    ours = [("hand-written NumPy", by_hand, args),
+            ("srcdiff sd.grad", sd.value_and_grad(fn, wrt), args),
+            ("srcdiff tape", _srcdiff_on_tape(fn, wrt, False), tensors),
+            ("srcdiff @sd.function on tape", _srcdiff_on_tape(fn, wrt, True), tensors)]
+    return ([(name, lambda f=f, a=a: f(*a), None) for name, f, a in ours]
             + peers.value_and_grad_systems(fn, wrt, args))
 
 
