@@ -24,6 +24,10 @@ def _steady_allocator():
 _steady_allocator()
 
 
+# ``run.py --quick`` sets this: a few short rounds, to check that everything runs.
+QUICK = {"on": False}
+
+
 def compare(systems, rounds=60, budget=2.0, sample=1e-3):
     """Seconds per call of each ``(name, fn)``: a list of ``(name, best, median)``.
 
@@ -34,6 +38,8 @@ def compare(systems, rounds=60, budget=2.0, sample=1e-3):
     loop makes them: a single call of tens of microseconds right after another
     system's would mostly time the caches that system left cold.  Each is
     called once untimed first; rounds stop early once ``budget`` seconds are spent."""
+    if QUICK["on"]:
+        rounds, budget, sample = 3, 0.05, 1e-4
     numbers = [_calls_per_sample(fn, sample) for _, fn in systems]
     times = [[] for _ in systems]
     start = time.perf_counter()

@@ -19,6 +19,8 @@ import numpy as np
 
 import srcdiff as sd
 
+from _timing import QUICK
+
 TARGETS = {"straight 1000": 1.0, "nested 8": 0.3, "classifier": 0.036}
 
 
@@ -72,6 +74,8 @@ def time_compile(fn, args, repeats):
 
 def run(sizes=(10, 100, 300, 1000), depths=(1, 2, 4, 6, 8)):
     """Rows of (workload, system, best s, median s, peak bytes, note)."""
+    if QUICK["on"]:
+        sizes, depths = (10, 100), (1, 2)
     x = np.linspace(0.1, 0.9, 4)
     rows = []
     for n in sizes:

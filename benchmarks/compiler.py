@@ -29,10 +29,12 @@ import numpy as np
 
 import srcdiff as sd
 
-from _timing import compare
+import peers
+from _timing import QUICK, compare
 
 TIME_TARGET = 1.25      # srcdiff / hand-written, each workload
 MEMORY_TARGET = 1.2     # peak memory, srcdiff / hand-written
+CHAIN = 1e6             # elements of the elementwise chain
 COMPILE_TARGET = 0.050  # seconds for a fresh compile of a ~30-line function
 OVERHEAD_TARGET = 5e-6  # seconds a cached call costs beyond the hand-written code
 
@@ -76,6 +78,13 @@ def branchy(W, x, h0):
         else:
             h = h * 0.5 + x
     return np.sum(h)
+
+
+def chain(x):
+    y = np.sin(x)
+    z = np.tanh(y * x + 0.5)
+    w = np.exp(-z)
+    return np.sum(x - 0.1 * w)
 
 
 def square(x):
@@ -188,6 +197,29 @@ def branchy_by_hand(W, x, h0):
     return loss, (dW, dx)
 
 
+def chain_by_hand(x):
+    """What an expert keeps: z and w for the backward pass, updated in place."""
+    y = np.sin(x)
+    z = y * x
+    z += 0.5
+    np.tanh(z, out=z)
+    w = np.negative(z)
+    np.exp(w, out=w)
+    value = np.sum(x) - 0.1 * np.sum(w)
+    g = w                   # the adjoint of tanh's argument, in w's buffer
+    g *= 0.1
+    np.multiply(z, z, out=z)
+    np.subtract(1.0, z, out=z)
+    g *= z
+    del z
+    dx = np.cos(x)          # d(y * x)/dx = y + x cos(x), times g, plus 1 from the sum
+    dx *= x
+    dx += y
+    dx *= g
+    dx += 1.0
+    return value, (dx,)
+
+
 def square_by_hand(x):
     return x * x, 2 * x
 
@@ -218,19 +250,35 @@ def _workloads():
             mlp_by_hand, rounds
     yield "tanh RNN, 50 steps, 32x32 -> 64", rnn, (0, 1, 2), rnn_args, rnn_by_hand, 100
     yield "200 steps with branches, 64", branchy, (0, 1), branchy_args, branchy_by_hand, 100
+    yield f"elementwise chain, {CHAIN:.0e} elements", chain, (0,), \
+        (np.linspace(-1.0, 1.0, int(CHAIN)),), chain_by_hand, 20
 
 
-def _peers(fn, wrt):
-    """Other systems differentiating the same code: HIPS autograd, if installed."""
-    try:
-        import autograd
-        import autograd.numpy as anp
-    except ImportError:
-        return []
-    # The same code object, run with autograd's NumPy (and its sin and cos for math's).
-    same = types.FunctionType(fn.__code__, {**fn.__globals__, "np": anp, "math": anp},
-                              fn.__name__)
-    return [("HIPS autograd", autograd.value_and_grad(same, wrt))]
+def _srcdiff_on_tape(fn, wrt, decorated):
+    """``fn`` run on Tensors under a GradientTape (``math`` read as NumPy, whose
+    functions Tensors take), or, ``decorated``, ``@sd.function(fn)`` called under one.
+    The arguments at ``wrt`` are Tensors already (made once, as torch's are)."""
+    same = sd.function(fn) if decorated else types.FunctionType(
+        fn.__code__, {**fn.__globals__, "math": np}, fn.__name__)
+
+    def value_and_grad(*args):
+        with sd.GradientTape() as tape:
+            tape.watch([args[i] for i in wrt])
+            value = same(*args)
+        return value, tape.gradient(value, [args[i] for i in wrt])
+    return value_and_grad
+
+
+def _systems(fn, wrt, args, by_hand):
+    """(name, call of no arguments or None, reason) of every system, the hand-written first."""
+    tensors = [sd.constant(np.asarray(a, np.float64)) if i in wrt else a
+               for i, a in enumerate(args)]
+    ours = [("hand-written NumPy", by_hand, args),
+            ("srcdiff sd.grad", sd.value_and_grad(fn, wrt), args),
+            ("srcdiff tape", _srcdiff_on_tape(fn, wrt, False), tensors),
+            ("srcdiff @sd.function on tape", _srcdiff_on_tape(fn, wrt, True), tensors)]
+    return ([(name, lambda f=f, a=a: f(*a), None) for name, f, a in ours]
+            + peers.value_and_grad_systems(fn, wrt, args))
 
 
 def peak_memory(fn, args):
@@ -258,23 +306,25 @@ def _verdict(ratio, target):
 
 
 def _compare_workload(label, fn, wrt, args, by_hand, rounds):
-    systems = [("hand-written NumPy", by_hand), ("srcdiff sd.grad", sd.value_and_grad(fn, wrt))]
-    systems += _peers(fn, wrt)
+    systems = _systems(fn, wrt, args, by_hand)
+    unavailable = [(label, name, None, None, None, f"unavailable: {reason}")
+                   for name, call, reason in systems if call is None]
+    timed_rows = []
+    systems = [(name, call) for name, call, _ in systems if call is not None]
     reference = by_hand(*args)[1]
-    for name, system in systems[1:]:
-        _same_gradients(name, system(*args)[1], reference)  # also compiles srcdiff's
-    timed = compare([(name, lambda s=system: s(*args)) for name, system in systems],
-                    rounds=rounds, budget=4.0)
-    peaks = [peak_memory(system, args) for _, system in systems]
+    for name, call in systems[1:]:
+        _same_gradients(name, peers.as_numpy(call())[1], reference)  # also compiles srcdiff's
+    timed = compare(systems, rounds=rounds, budget=4.0)
+    # tracemalloc sees NumPy's buffers, not those of jax, torch or TensorFlow
+    peaks = [None if name in peers.NAMES[1:] else peak_memory(call, ()) for name, call in systems]
     base_time, base_peak = timed[0][1], peaks[0]
-    rows = []
     for (name, best, median), peak in zip(timed, peaks):
         note = ""
-        if name.startswith("srcdiff"):
+        if name == "srcdiff sd.grad":
             note = (f"time {_verdict(best / base_time, TIME_TARGET)}, "
                     f"memory {_verdict(peak / base_peak, MEMORY_TARGET)}")
-        rows.append((label, name, best, median, peak, note))
-    return rows
+        timed_rows.append((label, name, best, median, peak, note))
+    return timed_rows + unavailable
 
 
 def _overhead_rows(calls=2000):
@@ -304,6 +354,8 @@ def _compile_rows(repeats=15):
     rng = np.random.default_rng(1)
     args = (rng.normal(0, 0.3, (8, 8)), rng.normal(0, 0.1, 8), rng.normal(0, 0.3, (8, 3)),
             rng.normal(0, 0.1, 3), rng.normal(size=(5, 8)), np.eye(3)[[0, 1, 2, 0, 1]], 1e-3, 3)
+    if QUICK["on"]:
+        repeats = 2
     fn = sd.value_and_grad(classifier, (0, 1, 2, 3))
     fn(*args)
     steady = min(_seconds(fn, args) for _ in range(repeats))

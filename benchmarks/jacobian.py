@@ -1,6 +1,6 @@
 """Jacobians: one vectorised backward walk versus one walk per row.
 
-Two functions of a 100-element float64 vector, each differentiated six ways:
+Two functions of a 100-element float64 vector, each differentiated these ways:
 
 * hand-written NumPy, the baseline: the forward pass, then the backward pass on the
   identity's rows as cotangents (``diag(f'(x))``, ``diag(s') @ W``: the product a
@@ -14,7 +14,10 @@ Two functions of a 100-element float64 vector, each differentiated six ways:
   batch of 100 cotangents;
 * an ``@sd.function`` under a tape, ``tape.jacobian``: one tape entry whose batch
   of adjoints goes through the same batched compiled backward pass;
-* HIPS autograd's ``jacobian`` (one vjp per row), when installed.
+* HIPS autograd's ``jacobian`` (one vjp per row), when installed;
+* for the dense layer also ``jax.jit(jax.jacrev)``,
+  ``torch.autograd.functional.jacobian(vectorize=True)`` and ``tape.jacobian``
+  inside ``tf.function``, those installed.
 
 Every system's jacobian is checked against the hand-written one first.
 """
@@ -22,6 +25,7 @@ import numpy as np
 
 import srcdiff as sd
 
+import peers
 from _timing import compare
 
 N = 100
@@ -81,6 +85,46 @@ def compiled_under_tape(f):
     return run
 
 
+def peer_jacobians():
+    """The dense layer's jacobian by the peers that compile one:
+    ``(name, fn of x or None, reason)``."""
+    systems = []
+    missing = peers.available()
+    for name, build in (("jax.jit", _jax_jacobian), ("torch eager", _torch_jacobian),
+                        ("tf.function", _tf_jacobian)):
+        systems.append((name, None, missing[name]) if missing[name] else (name, build(), None))
+    return systems
+
+
+def _jax_jacobian():
+    import jax
+    jax.config.update("jax_enable_x64", True)
+    import jax.numpy as jnp
+    f = jax.jit(jax.jacrev(lambda x: jnp.tanh(jnp.asarray(W) @ x + jnp.asarray(B))))
+    return lambda x: np.asarray(jax.block_until_ready(f(x)))
+
+
+def _torch_jacobian():
+    import torch
+    torch.set_num_threads(1)
+    w, b = torch.tensor(W), torch.tensor(B)
+    return lambda x: torch.autograd.functional.jacobian(
+        lambda v: torch.tanh(w @ v + b), torch.tensor(x), vectorize=True).numpy()
+
+
+def _tf_jacobian():
+    import tensorflow as tf
+    w, b = tf.constant(W), tf.constant(B)
+
+    @tf.function
+    def jacobian(x):
+        with tf.GradientTape() as tape:
+            tape.watch(x)
+            y = tf.tanh(tf.linalg.matvec(w, x) + b)
+        return tape.jacobian(y, x)
+    return lambda x: jacobian(tf.constant(x)).numpy()
+
+
 def srcdiff_jacobian(f, use_pfor):
     def run(x):
         x = sd.constant(x)
@@ -119,15 +163,22 @@ def run():
                     ("srcdiff tape.jacobian, one walk per row", srcdiff_jacobian(f, False)),
                     ("srcdiff sd.jacobian (compiled)", sd.jacobian(compiled)),
                     ("@sd.function under tape.jacobian", compiled_under_tape(compiled))]
-        peer = autograd_jacobian(f)
+        peer = None if peers.available()["HIPS autograd"] else autograd_jacobian(f)
         if peer is not None:
             systems.append(("HIPS autograd jacobian", peer))
+        unavailable = []
+        if f is layer:
+            for name, fn, reason in peer_jacobians():
+                if fn is None:
+                    unavailable.append((workload, name, None, None, None, f"unavailable: {reason}"))
+                else:
+                    systems.append((name, fn))
         reference = by_hand[0](x)
         for name, fn in systems:
             if not np.allclose(fn(x), reference, rtol=1e-10, atol=1e-12):
                 raise AssertionError(f"{name} computes a different jacobian than the hand-written one")
         timed = compare([(name, lambda fn=fn: fn(x)) for name, fn in systems])
-        rows += [(workload, name, best, median) for name, best, median in timed]
+        rows += [(workload, name, best, median) for name, best, median in timed] + unavailable
     return rows
 
 

@@ -1,11 +1,11 @@
 """Tape overhead: 1000 tiny elementwise ops on a 10-element float64 vector.
 
-The same function is differentiated four ways:
+The same function is differentiated by each system:
 
 * hand-written NumPy: the forward pass saves what the backward pass reads, and
   the backward pass is the adjoint code written out by hand (the floor);
 * srcdiff's GradientTape: record, then ``tape.gradient``;
-* HIPS autograd's ``grad`` (a peer tape-based system), when installed.
+* HIPS autograd's ``grad`` and PyTorch eager (peer tape-based systems), when installed.
 
 Each block below is 8 primitives (``sin * + tanh - exp * -``), so 125 blocks
 make 1000 ops; a final ``sum`` makes the target a scalar for autograd's sake.
@@ -14,6 +14,7 @@ import numpy as np
 
 import srcdiff as sd
 
+import peers
 from _timing import compare
 
 N_BLOCKS = 125
@@ -73,16 +74,33 @@ def autograd_grad_fn():
     return autograd.value_and_grad(lambda x: program(x, anp))
 
 
+def torch_grad_fn():
+    """PyTorch eager, the peer closest to a tape: the same program on ``torch``."""
+    if peers.available()["torch eager"]:
+        return None
+    import torch
+    torch.set_num_threads(1)
+
+    def value_and_grad(x):
+        leaf = torch.tensor(x, dtype=torch.float64, requires_grad=True)
+        value = program(leaf, torch)
+        return value, torch.autograd.grad(value, leaf)[0]
+    return value_and_grad
+
+
 def run():
     """Rows of (workload, system, seconds, ratio to hand-written)."""
     x = np.linspace(-1.0, 1.0, 10)
     reference = hand_written(x)[1]
     systems = [("hand-written NumPy", hand_written), ("srcdiff GradientTape", srcdiff_grad)]
-    autograd_fn = autograd_grad_fn()
+    autograd_fn = None if peers.available()["HIPS autograd"] else autograd_grad_fn()
     if autograd_fn is not None:
         systems.append(("HIPS autograd", autograd_fn))
+    torch_fn = torch_grad_fn()
+    if torch_fn is not None:
+        systems.append(("torch eager", torch_fn))
     for name, fn in systems:
-        grad = np.asarray(fn(x)[1])
+        grad = peers.as_numpy((None, [fn(x)[1]]))[1][0]
         if not np.allclose(grad, reference, rtol=1e-10, atol=1e-12):
             raise AssertionError(f"{name} computes a different gradient than the hand-written one")
     timed = compare([(name, lambda fn=fn: fn(x)) for name, fn in systems])

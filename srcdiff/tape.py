@@ -172,7 +172,7 @@ class GradientTape:
         return tuple(v for _, v in sorted(self._tape.variables.items()))
 
     # --- called by srcdiff.tensor while this tape records ---
-    def _record(self, fn, args, raw, kwargs, out):
+    def _record(self, fn, args, raw, kwargs, out, is_complex):
         tape = self._tape
         tracked = tape.tracked
         for a in args:
@@ -194,7 +194,7 @@ class GradientTape:
         # _Records.add, inlined: this runs once per recorded operation
         tape.records.append((rule, args, raw, kwargs or _NO_KWARGS, out))
         tracked.add(id(out))
-        if out._value.dtype.kind == "c":
+        if is_complex:
             tape.complex = True
 
     def _read_variable(self, variable, snapshot):
@@ -355,37 +355,16 @@ class GradientTape:
         if not grads:
             return [None] * len(sources)
 
-        conjugating = tape.complex
-        get, pop = grads.get, grads.pop
-        for rule, args, raw, kwargs, out in reversed(tape.records[:count]):
-            key = id(out)
-            # Only what reaches a source has an adjoint: ``key`` not in ``reaches`` finds None.
-            g = get(key) if key in source_ids else pop(key, None)
-            if g is None:
-                continue
-            if type(g) is IndexedSlices and rule is not _READ:
-                g = g.dense()
-            values, ans = (args, out) if traced else (raw, out._value)
-            vjps = rule.vjps
-            by_rows = batched and not (rule is _READ or rule.traits.batches)
-            for i, a in enumerate(args):
-                key = id(a)
-                if key not in reaches:
-                    continue
-                # The table's own vjp when it has one (the common case), else ask the rule.
-                vjp = vjps[i] if i < len(vjps) else rule.vjp(i)
-                if vjp is None:
-                    continue
-                if by_rows:
-                    vjp = functools.partial(_vjp_by_rows, vjp)
-                if conjugating and _is_complex(g, values[i]):
-                    d = _conjugate_vjp(vjp, g, ans, values, kwargs, values[i])
-                else:
-                    d = vjp(g, ans, *values, **kwargs)
-                if d is None:  # a compiled adjoint found no path to this input
-                    continue
-                previous = get(key)  # _accumulate, inlined: this is the hottest loop
-                grads[key] = d if previous is None else previous + d
+        if self._persistent or traced:
+            records = tape.records[:count]
+        else:
+            # Used once: the walk takes the records out as it goes, so the values only
+            # they keep are freed as soon as their rule has run.  The tape is released
+            # first, so that a walk cut short by an error is never reused.
+            records = tape.records
+            self._end_use()
+        _walk(records, grads, source_ids, reaches, traced, batched, tape.complex)
+        get = grads.get
         return [get(id(s)) for s in sources]
 
     def _depending_on(self, source_ids, count):
@@ -404,6 +383,62 @@ class GradientTape:
                     reaches.add(id(record[-1]))
                     break
         return reaches
+
+
+def _walk(records, grads, source_ids, reaches, traced, batched, conjugating):
+    """The backward walk: each record's adjoint, when it has one, goes through its
+    rule to the inputs that reach a source, added to what they already have.
+
+    ``records`` is emptied, last first.  ``traced``: the rules run on Tensors
+    (another tape records them); ``batched``:
+    adjoints carry a batch axis; ``conjugating``: complex values need TensorFlow's
+    conjugation.  Without any of these (the common case) each vjp is one plain call:
+    this is the tape's hottest loop."""
+    plain = not (traced or batched or conjugating)
+    get, pop = grads.get, grads.pop
+    pop_record = records.pop  # the caller's list: emptied, last record first
+    while records:
+        rule, args, raw, kwargs, out = pop_record()
+        key = id(out)
+        # Only what reaches a source has an adjoint: ``key`` not in ``reaches`` finds None.
+        g = get(key) if key in source_ids else pop(key, None)
+        if g is None:
+            continue
+        if type(g) is IndexedSlices and rule is not _READ:
+            g = g.dense()
+        if traced:
+            values, ans = args, out
+        else:
+            values, ans = raw, out._value
+        vjps = rule.vjps
+        i = -1
+        for a in args:
+            i += 1
+            key = id(a)
+            if key not in reaches:
+                continue
+            # The table's own vjp when it has one (the common case), else ask the rule.
+            vjp = vjps[i] if i < len(vjps) else rule.vjp(i)
+            if vjp is None:
+                continue
+            if plain:
+                d = vjp(g, ans, *values, **kwargs) if kwargs else vjp(g, ans, *values)
+            else:
+                d = _vjp_general(vjp, rule, g, ans, values, kwargs, i, batched, conjugating)
+            if d is None:  # a compiled adjoint found no path to this input
+                continue
+            previous = get(key)  # _accumulate, inlined
+            grads[key] = d if previous is None else previous + d
+
+
+def _vjp_general(vjp, rule, g, ans, values, kwargs, i, batched, conjugating):
+    """Input ``i``'s adjoint, row by row for a rule that does not batch, conjugated
+    for complex values."""
+    if batched and not (rule is _READ or rule.traits.batches):
+        vjp = functools.partial(_vjp_by_rows, vjp)
+    if conjugating and _is_complex(g, values[i]):
+        return _conjugate_vjp(vjp, g, ans, values, kwargs, values[i])
+    return vjp(g, ans, *values, **kwargs)
 
 
 def _vjp_by_rows(vjp, g, ans, *values, **kwargs):

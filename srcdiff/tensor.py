@@ -617,22 +617,26 @@ def apply(fn, *args, **kwargs):
     record keeps the value read), and the call is offered to every tape."""
     # This runs once per operation: every check here is the cheapest that is exact.
     tapes = STATE.tapes
-    if tapes and any(map(_is_variable, args)):
-        args = tuple([a.read_value() if isinstance(a, Variable) else a for a in args])
     if kwargs and any(isinstance(v, _ArrayLike) for v in kwargs.values()):
         args, kwargs = _tensors_by_position(fn, args, kwargs)  # rules see positional inputs
-    if len(args) == 2:  # unrolled for the common arities: no comprehension frame per op
+    # The common arities unrolled, for Tensors and Python floats (no Variable to read
+    # first, their own raw values): no comprehension frame or Variable scan per op.
+    if len(args) == 2:
         a, b = args
-        raw = (a._value if type(a) is Tensor else _raw(a),
-               b._value if type(b) is Tensor else _raw(b))
-    elif len(args) == 1:
-        a = args[0]
-        raw = (a._value if type(a) is Tensor else _raw(a),)
+        ta, tb = type(a), type(b)
+        if (ta is Tensor or ta is float) and (tb is Tensor or tb is float):
+            raw = (a._value if ta is Tensor else a, b._value if tb is Tensor else b)
+        else:
+            args, raw = _raw_args(args, tapes)
+    elif len(args) == 1 and type(args[0]) is Tensor:
+        raw = (args[0]._value,)
     else:
-        raw = tuple([a._value if type(a) is Tensor else _raw(a) for a in args])
+        args, raw = _raw_args(args, tapes)
     if kwargs:
         kwargs = {k: _raw(v) for k, v in kwargs.items()}
-    out = _RAW.get(fn, fn)(*raw, **kwargs)
+        out = _RAW.get(fn, fn)(*raw, **kwargs)
+    else:
+        out = _RAW.get(fn, fn)(*raw)
     if type(out) is not np.ndarray and not isinstance(out, np.generic):
         if isinstance(out, (list, tuple)):
             if tapes and not rules.is_nondifferentiable(fn):
@@ -641,10 +645,20 @@ def apply(fn, *args, **kwargs):
         return out
     result = _new(Tensor)  # Tensor(out) without the __init__ frame
     result._value = out
-    if tapes and out.dtype.kind in "fc":
-        for tape in tapes:  # the tape keeps ``raw`` too: its backward walk reads arrays
-            tape._record(fn, args, raw, kwargs, result)
+    if tapes:
+        kind = out.dtype.kind
+        if kind in "fc":
+            for tape in tapes:  # the tape keeps ``raw`` too: its backward walk reads arrays
+                tape._record(fn, args, raw, kwargs, result, kind == "c")
     return result
+
+
+def _raw_args(args, tapes):
+    """``args`` with Variables read (when a tape records: the record keeps the value
+    read), and the arrays behind them."""
+    if tapes and any(map(_is_variable, args)):
+        args = tuple(a.read_value() if isinstance(a, Variable) else a for a in args)
+    return args, tuple([a._value if type(a) is Tensor else _raw(a) for a in args])
 
 
 def _tensors_by_position(fn, args, kwargs):

@@ -38,6 +38,25 @@ def test_jacobian_counts_as_the_one_use():
         tape.gradient(y, x)
 
 
+def test_a_walk_cut_short_by_an_error_leaves_the_tape_used():
+    """The walk of a non-persistent tape takes its records as it goes: after a rule
+    raised, the tape is used up (a second gradient would otherwise see half a tape)."""
+    @sd.custom_gradient
+    def failing(v):
+        def grad(dy):
+            raise ArithmeticError("this rule fails")
+        return v * 2.0, grad
+
+    x = sd.constant([1.0, 2.0])
+    with sd.GradientTape() as tape:
+        tape.watch(x)
+        y = failing(x) * x
+    with pytest.raises(ArithmeticError):
+        tape.gradient(y, x)
+    with pytest.raises(RuntimeError, match=re.escape(NON_PERSISTENT)):
+        tape.gradient(y, x)
+
+
 @pytest.mark.parametrize("not_a_tensor", ["x", 3.0, np.ones(2), None, [sd.constant(1.0), 2.0]],
                          ids=["str", "float", "ndarray", "None", "list-with-float"])
 def test_watch_of_a_non_tensor_is_value_error(not_a_tensor):
