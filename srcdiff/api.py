@@ -11,11 +11,11 @@ import numpy as np
 
 from .compiler.errors import entry_point
 from .compiler.parse import check_function
-from .compiler.cache import CACHE, ranks_of
+from .compiler.cache import CACHE
 from .nest import unwrapped as _raw
 from .view import AdjointSource
 from .rules.containers import CONTAINERS, Items, dense, zeros_like
-from .function import (DERIVATIVES, Derivative, is_scalar as _is_scalar, kind as _kind,
+from .function import (DERIVATIVES, Derivative, Units as _Units, is_scalar as _is_scalar,
                        on_tapes, on_tensors, recorded, split_aux, with_defaults)
 
 
@@ -42,39 +42,9 @@ def _positions(fn, wrt):
     return tuple(positions), single
 
 
-def _unit(fn, args, positions):
-    active = tuple(i in positions for i in range(len(args)))
-    return CACHE.get(fn, active, tuple(_kind(a) for a in args), ranks=ranks_of(args))
-
-
-class _Units:
-    """The units one wrapper has used, by the types of its arguments (which decide
-    their kinds): a cached call costs a dictionary lookup and a check that nothing
-    the code was built on changed."""
-
-    def __init__(self, fn, positions):
-        self.fn = fn
-        self.positions = positions
-        self.known = {}
-        self.generation = CACHE.generation
-
-    def get(self, args):
-        if self.generation != CACHE.generation:  # sd.clear_cache() forgets these too
-            self.known.clear()
-            self.generation = CACHE.generation
-        types = tuple(map(type, args)) + ranks_of(args)
-        if any(isinstance(a, CONTAINERS) for a in args):  # a pytree's depth decides too
-            types += tuple(map(_kind, args))
-        unit = self.known.get(types)
-        if unit is None or not unit.is_current():
-            unit = self.known[types] = _unit(self.fn, args, self.positions)
-        return unit
-
-
 def _prepare(units, args):
     args = [a if type(a) in _PLAIN else _raw(a) for a in with_defaults(units.fn, args)]
-    unit = units.get(args)
-    return unit, args
+    return units.get(args)
 
 
 def _like(g, arg):

@@ -48,8 +48,7 @@ class Function:
         self.fallback = fallback
         self._eager = False
         self._reads = None
-        self.hits = self.misses = 0
-        self.last_miss = None
+        self.units = Units(fn, numbers=True)
 
     def __get__(self, instance, owner):
         if instance is None:
@@ -73,7 +72,8 @@ class Function:
         """This function's hits and misses, how many compiled units of it the cache holds,
         and why it last missed."""
         size = CACHE.size(self.python_function)
-        return CacheInfo(self.hits, self.misses, size, self.last_miss)
+        units = self.units
+        return CacheInfo(units.hits, units.misses, size, units.last_miss)
 
     # --- calls ---
     def _call(self, args):
@@ -84,31 +84,18 @@ class Function:
         if tapes:
             # reading a Variable under a tape watches it (if trainable) and records the
             # read; the leaves of a pytree argument are its sources too
-            inputs = [_read(v) for v in inputs]
-            active = tuple(any(_differentiable(s) and any(t._tracks_any([s]) for t in tapes)
-                               for s in _sources(v)) for v in inputs)
+            inputs = [v if type(v) in _PLAIN else _read(v) for v in inputs]
+            active = tuple(_watched(v, tapes) for v in inputs)
         else:
             active = (False,) * len(inputs)
-        raw = [unwrapped(v) for v in inputs]
         lifted = tuple(expr for expr, _ in captures)
-        unit = self._unit(active, raw, lifted)
+        unit, raw = self.units.get([unwrapped(v) for v in inputs], active, lifted)
         y, saved = unit.run(raw)
         if not any(active):
             return _as_output(y, inputs)
         entry = _CompiledCall(self, unit, y, saved, active, raw, inputs, len(args), captures)
         return apply(entry, *[inputs[i] if j is None else nest.flatten(inputs[i])[j]
                               for i, j in entry.owners])
-
-    def _unit(self, active, raw, lifted):
-        """The unit for arguments ``raw`` (plain values), keyed on their kinds."""
-        unit, why = CACHE.lookup(self.python_function, active,
-                                 tuple(kind(v) for v in raw), lifted, ranks_of(raw))
-        if why is None:
-            self.hits += 1
-        else:
-            self.misses += 1
-            self.last_miss = why
-        return unit
 
     def _captures(self, args):
         """The Tensors and Variables (and pytrees holding some) the function reads
@@ -159,7 +146,7 @@ class _CompiledCall:
         self.captures = captures
         self.owners = [(i, j) for i, v in enumerate(inputs) for j in (
             [j for j, leaf in enumerate(nest.flatten(v)) if isinstance(leaf, _ArrayLike)]
-            if isinstance(v, CONTAINERS) else [None])]
+            if isinstance(v, CONTAINERS) else _ALONE)]
         self._last = (None, None)
         self.srcdiff_rule = Rule(self, (), function.__qualname__, argnum_vjp=self._vjp)
 
@@ -172,17 +159,19 @@ class _CompiledCall:
             if isinstance(g, _ArrayLike):  # an outer tape records this: differentiate eagerly
                 grads = self._eager_vjp(g, flat)
             else:
-                grads = self._leaves(_backward(self.unit, self.saved, g, self.active))
+                grads = self._leaves(
+                    _backward(self.unit, self.saved, g, self.active, self.value))
             self._last = (g, grads)
         i, _ = self.owners[k]
         if k not in grads and not self.active[i] and _floating(flat[k]):
             # A source the tape never watched, asked for as an input of this call: as in
             # TensorFlow, it gets its gradient. Compile with it active, forward again.
             active = tuple(a or n == i for n, a in enumerate(self.active))
-            unit = self.function._unit(active, self.raw, tuple(e for e, _ in self.captures))
-            saved = unit.run(list(self.raw))[1]
+            unit, raw = self.function.units.get(self.raw, active,
+                                                tuple(e for e, _ in self.captures))
+            saved = unit.run(raw)[1]
             grads = dict(grads)
-            grads.update(self._leaves(_backward(unit, saved, _raw(g), active)))
+            grads.update(self._leaves(_backward(unit, saved, _raw(g), active, self.value)))
         return grads.get(k)
 
     def _leaves(self, by_input):
@@ -237,8 +226,87 @@ class _CompiledCall:
         return value if j is None else nest.flatten(value)[j]
 
 
-def _backward(unit, saved, g, active):
+class Units:
+    """The units one caller (an ``@sd.function``, a function ``sd.grad`` made) has used,
+    by the types of its arguments (which decide their kinds), which are active and
+    what it lifts: a cached call costs a dictionary lookup and a check that nothing
+    the code was built on changed.  ``hits``, ``misses`` and ``last_miss`` count the
+    cache's answers (see ``Function.cache_info``).
+
+    With ``numbers=True`` (the tape bridge, whose Tensors hold numbers as 0-d arrays)
+    a 0-d float64 array is passed as a Python float of its value to a unit of kind
+    ``"float64"`` for it, where that unit is specialised (compiler/numbers.py), else
+    the array is.  Such a body has only ufuncs, ``math`` and arithmetic, no writes or
+    methods, where the array acts as the np.float64 every ufunc on it returns; and
+    the float is a changed name there from the start, turned back to an np.float64
+    wherever a Python float could differ, the general unit running on np.float64s
+    if the specialised one raises (division by zero, overflow): NumPy's results, the
+    array's.  A float32 (or anything else) is never converted."""
+
+    def __init__(self, fn, positions=None, numbers=False):
+        self.fn = fn
+        self.positions = positions  # or the mask is given at each call
+        self.numbers = numbers
+        self.known = {}
+        self.generation = CACHE.generation
+        self.hits = self.misses = 0
+        self.last_miss = None
+
+    def get(self, args, active=None, lifted=()):
+        """``(unit, args)``: the unit for ``args`` and what to pass it."""
+        if self.generation != CACHE.generation:  # sd.clear_cache() forgets these too
+            self.known.clear()
+            self.generation = CACHE.generation
+        ranks = ranks_of(args)
+        types = tuple(map(type, args)) + ranks
+        if any(isinstance(a, CONTAINERS) for a in args):  # a pytree's depth decides too
+            types += tuple(map(kind, args))
+        if self.numbers and 0 in ranks:  # a float64 number may be passed as a float
+            types += tuple(a.dtype for a, r in zip(args, ranks) if r == 0)
+        key = (types, active, lifted)
+        found = self.known.get(key)
+        if found is None or not found[0].is_current():
+            found = self.known[key] = self._build(args, active, lifted)
+        else:
+            self.hits += 1
+        unit, numbers = found
+        if numbers:
+            args = [float(a) if i in numbers else a for i, a in enumerate(args)]
+        return unit, args
+
+    def _build(self, args, active, lifted):
+        if active is None:
+            active = tuple(i in self.positions for i in range(len(args)))
+        numbers = self.numbers and frozenset(
+            i for i, a in enumerate(args)
+            if type(a) is np.ndarray and a.ndim == 0 and a.dtype == np.float64)
+        kinds = [kind(v) for v in args]
+        if numbers:
+            unit = self._lookup(["float64" if i in numbers else k for i, k in enumerate(kinds)],
+                                active, lifted, [None if i in numbers else r for i, r in
+                                                 enumerate(ranks_of(args))])
+            if getattr(unit, "specialised", False):
+                return unit, numbers
+        return self._lookup(kinds, active, lifted, ranks_of(args)), None
+
+    def _lookup(self, kinds, active, lifted, ranks):
+        unit, why = CACHE.lookup(self.fn, active, tuple(kinds), lifted, tuple(ranks))
+        if why is None:
+            self.hits += 1
+        else:
+            self.misses += 1
+            self.last_miss = why
+        return unit
+
+
+_ALONE = (None,)  # the tape input an input that is no pytree is: itself
+
+
+def _backward(unit, saved, g, active, y):
     """The compiled adjoints of the active inputs, by input position."""
+    if type(g) is np.ndarray and g.ndim == 0 and type(y) in (np.float64, float) and (
+            g.dtype == np.float64):
+        g = g[()]  # the tape's seed for a number: the number the code made it for takes
     grads = unit.backward(saved, g)
     grads = grads if sum(active) > 1 else (grads,)
     return dict(zip([k for k, a in enumerate(active) if a], grads))
@@ -256,6 +324,18 @@ def function(fn=None, *, fallback=None):
 def clear_cache():
     """Forget every compiled function: the next calls compile again."""
     CACHE.clear()
+
+
+_PLAIN = (np.ndarray, float, int, Tensor)  # what no tape reads; a Tensor is no Variable
+
+
+def _watched(value, tapes):
+    """Whether a tape watches ``value``, or a floating Tensor in a pytree of it: an
+    input the call differentiates."""
+    if type(value) in (np.ndarray, float, int):
+        return False
+    return any(any(t._tracks_any((s,)) for t in tapes) and _differentiable(s)
+               for s in _sources(value))
 
 
 def _differentiable(value):
@@ -280,7 +360,8 @@ def is_scalar(value):
 
 def kind(value):
     """What a compiled unit is specialised on: ``"float"`` for a Python float (code
-    on it may use ``math``, see compiler/numbers.py), True for another number, False
+    on it may use ``math``, see compiler/numbers.py; ``"float64"``, a float the tape
+    bridge passes for an np.float64, see :class:`Units`), True for another number, False
     for an array, and ``("container", least, greatest)`` for a list, tuple or dict (a
     pytree): the depths of its shallowest and deepest leaves."""
     if type(value) is float:
