@@ -33,6 +33,7 @@ from _timing import compare
 
 TIME_TARGET = 1.25      # srcdiff / hand-written, each workload
 MEMORY_TARGET = 1.2     # peak memory, srcdiff / hand-written
+BRIDGE_TARGET = 1.3     # @sd.function on a tape / sd.value_and_grad, same function
 COMPILE_TARGET = 0.050  # seconds for a fresh compile of a ~30-line function
 OVERHEAD_TARGET = 5e-6  # seconds a cached call costs beyond the hand-written code
 
@@ -212,10 +213,10 @@ def _workloads():
     yield "scalar loop, 100 steps, floats", scalar_loop, (0, 1), (0.5, 0.9), \
         scalar_loop_by_hand, 300
     yield "scalar loop, 100 steps, np.sin/np.cos on floats", scalar_loop_np, (0, 1), \
-        (0.5, 0.9), scalar_loop_by_hand, 300
+        (0.5, 0.9), scalar_loop_by_hand, 300, True
     for width, rounds in ((64, 300), (256, 100), (1024, 40), (2048, 25)):
         yield f"MLP 2 layers, batch 32, width {width}", mlp, (0, 1, 2, 3), mlp_args(width), \
-            mlp_by_hand, rounds
+            mlp_by_hand, rounds, width == 64
     yield "tanh RNN, 50 steps, 32x32 -> 64", rnn, (0, 1, 2), rnn_args, rnn_by_hand, 100
     yield "200 steps with branches, 64", branchy, (0, 1), branchy_args, branchy_by_hand, 100
 
@@ -257,8 +258,27 @@ def _verdict(ratio, target):
     return f"{'ok' if ratio <= target else 'MISSED'} (<= {target:g}x)"
 
 
-def _compare_workload(label, fn, wrt, args, by_hand, rounds):
+def under_a_tape(fn, wrt):
+    """``fn`` as an ``@sd.function`` called on a tape watching float64 Tensors of the
+    arguments ``wrt`` (one tape entry, the compiled adjoint), as a value and gradients."""
+    compiled = sd.function(fn)
+
+    def value_and_grad(*args):
+        args = [sd.constant(a, dtype=np.asarray(a).dtype) if i in wrt else a
+                for i, a in enumerate(args)]
+        sources = [args[i] for i in wrt]
+        with sd.GradientTape() as tape:
+            tape.watch(sources)
+            y = compiled(*args)
+        return y, [g.numpy() for g in tape.gradient(y, sources)]
+
+    return value_and_grad
+
+
+def _compare_workload(label, fn, wrt, args, by_hand, rounds, bridged=False):
     systems = [("hand-written NumPy", by_hand), ("srcdiff sd.grad", sd.value_and_grad(fn, wrt))]
+    if bridged:  # the same compiled code, as one entry of the eager tape
+        systems.append(("srcdiff @sd.function on a tape", under_a_tape(fn, wrt)))
     systems += _peers(fn, wrt)
     reference = by_hand(*args)[1]
     for name, system in systems[1:]:
@@ -268,9 +288,12 @@ def _compare_workload(label, fn, wrt, args, by_hand, rounds):
     peaks = [peak_memory(system, args) for _, system in systems]
     base_time, base_peak = timed[0][1], peaks[0]
     rows = []
+    graded = timed[1][2]  # sd.grad's median
     for (name, best, median), peak in zip(timed, peaks):
         note = ""
-        if name.startswith("srcdiff"):
+        if name.endswith("on a tape"):
+            note = f"{median / graded:.2f}x sd.grad: {_verdict(median / graded, BRIDGE_TARGET)}"
+        elif name.startswith("srcdiff"):
             note = (f"time {_verdict(best / base_time, TIME_TARGET)}, "
                     f"memory {_verdict(peak / base_peak, MEMORY_TARGET)}")
         rows.append((label, name, best, median, peak, note))

@@ -248,6 +248,7 @@ class Units:
         self.positions = positions  # or the mask is given at each call
         self.numbers = numbers
         self.known = {}
+        self.nested = {}  # argument types -> whether a container is among them
         self.generation = CACHE.generation
         self.hits = self.misses = 0
         self.last_miss = None
@@ -257,13 +258,16 @@ class Units:
         if self.generation != CACHE.generation:  # sd.clear_cache() forgets these too
             self.known.clear()
             self.generation = CACHE.generation
+        types = tuple(map(type, args))
         ranks = ranks_of(args)
-        types = tuple(map(type, args)) + ranks
-        if any(isinstance(a, CONTAINERS) for a in args):  # a pytree's depth decides too
-            types += tuple(map(kind, args))
+        key = (types, ranks, active, lifted)
+        nested = self.nested.get(types)
+        if nested is None:
+            nested = self.nested[types] = any(issubclass(t, CONTAINERS) for t in types)
+        if nested:  # a pytree's depth decides too
+            key += tuple(map(kind, args))
         if self.numbers and 0 in ranks:  # a float64 number may be passed as a float
-            types += tuple(a.dtype for a, r in zip(args, ranks) if r == 0)
-        key = (types, active, lifted)
+            key += tuple(a.dtype for a, r in zip(args, ranks) if r == 0)
         found = self.known.get(key)
         if found is None or not found[0].is_current():
             found = self.known[key] = self._build(args, active, lifted)
@@ -332,7 +336,13 @@ _PLAIN = (np.ndarray, float, int, Tensor)  # what no tape reads; a Tensor is no 
 def _watched(value, tapes):
     """Whether a tape watches ``value``, or a floating Tensor in a pytree of it: an
     input the call differentiates."""
-    if type(value) in (np.ndarray, float, int):
+    kind = type(value)
+    if kind is Tensor:  # the common case, without the generic walk below
+        for t in tapes:
+            if t._tracks_any((value,)):
+                return value._value.dtype.kind in "fc"
+        return False
+    if kind in (np.ndarray, float, int):
         return False
     return any(any(t._tracks_any((s,)) for t in tapes) and _differentiable(s)
                for s in _sources(value))
