@@ -88,6 +88,8 @@ class Function:
             active = tuple(_watched(v, tapes) for v in inputs)
         else:
             active = (False,) * len(inputs)
+        if any(active):  # the backward step runs later: the arrays must stay as read
+            inputs = [v if type(v) is Tensor else _frozen(v) for v in inputs]
         lifted = tuple(expr for expr, _ in captures)
         unit, raw = self.units.get([unwrapped(v) for v in inputs], active, lifted)
         y, saved = unit.run(raw)
@@ -395,6 +397,22 @@ def _read(value):
         return value.read_value()
     if isinstance(value, CONTAINERS):
         return nest.rebuilt(value, [_read(v) for v in nest.items(value)])
+    return value
+
+
+def _frozen(value):
+    """``value`` with a read-only copy of each writable ndarray in it (of each leaf of a
+    pytree): the compiled forward pass saves views of its arguments for the backward
+    step, which the tape runs later, when the caller may have written into them (the
+    eager tape copies them too; a read-only array it does not copy again)."""
+    if type(value) is np.ndarray:
+        if not value.flags.writeable:
+            return value
+        value = value.copy()
+        value.flags.writeable = False
+        return value
+    if isinstance(value, CONTAINERS):
+        return nest.rebuilt(value, [_frozen(v) for v in nest.items(value)])
     return value
 
 
