@@ -15,8 +15,9 @@ from .compiler.cache import CACHE
 from .nest import unwrapped as _raw
 from .view import AdjointSource
 from .rules.containers import CONTAINERS, Items, dense, zeros_like
-from .function import (DERIVATIVES, Derivative, Units as _Units, is_scalar as _is_scalar,
-                       on_tapes, on_tensors, recorded, split_aux, with_defaults)
+from .function import (DERIVATIVES, Derivative, Units as _Units, frozen,
+                       is_scalar as _is_scalar, on_tapes, on_tensors, recorded, split_aux,
+                       with_defaults)
 
 
 _PLAIN = (np.ndarray, float, int)  # the values most calls pass: nothing to unwrap or ask
@@ -244,6 +245,7 @@ def vjp(f, *args):
                         "GradientTape.gradient with output_gradients")
     positions = tuple(i for i, a in enumerate(args) if _differentiable(a))
     unit, raw = _prepare(_Units(f, positions), args)
+    raw = [frozen(a) for a in raw]  # the pullback runs later: what the call read stays
     y, tape = unit.run(raw)
     _numeric_output(f, y)
 

@@ -89,7 +89,7 @@ class Function:
         else:
             active = (False,) * len(inputs)
         if any(active):  # the backward step runs later: the arrays must stay as read
-            inputs = [v if type(v) is Tensor else _frozen(v) for v in inputs]
+            inputs = [v if type(v) is Tensor else frozen(v) for v in inputs]
         lifted = tuple(expr for expr, _ in captures)
         unit, raw = self.units.get([unwrapped(v) for v in inputs], active, lifted)
         y, saved = unit.run(raw)
@@ -400,7 +400,7 @@ def _read(value):
     return value
 
 
-def _frozen(value):
+def frozen(value):
     """``value`` with a read-only copy of each writable ndarray in it (of each leaf of a
     pytree): the compiled forward pass saves views of its arguments for the backward
     step, which the tape runs later, when the caller may have written into them (the
@@ -412,7 +412,7 @@ def _frozen(value):
         value.flags.writeable = False
         return value
     if isinstance(value, CONTAINERS):
-        return nest.rebuilt(value, [_frozen(v) for v in nest.items(value)])
+        return nest.rebuilt(value, [frozen(v) for v in nest.items(value)])
     return value
 
 
