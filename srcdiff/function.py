@@ -91,11 +91,12 @@ class Function:
         if any(active):  # the backward step runs later: the arrays must stay as read
             inputs = [v if type(v) is Tensor else frozen(v) for v in inputs]
         lifted = tuple(expr for expr, _ in captures)
-        unit, raw = self.units.get([unwrapped(v) for v in inputs], active, lifted)
+        plain = [unwrapped(v) for v in inputs]
+        unit, raw = self.units.get(plain, active, lifted)
         y, saved = unit.run(raw)
         if not any(active):
             return _as_output(y, inputs)
-        entry = _CompiledCall(self, unit, y, saved, active, raw, inputs, len(args), captures)
+        entry = _CompiledCall(self, unit, y, saved, active, plain, inputs, len(args), captures)
         return apply(entry, *[inputs[i] if j is None else nest.flatten(inputs[i])[j]
                               for i, j in entry.owners])
 
@@ -142,7 +143,7 @@ class _CompiledCall:
         self.value = value
         self.saved = saved
         self.active = active
-        self.raw = raw
+        self.raw = raw                # the inputs' values as given (not as passed: Units)
         self.inputs = inputs          # the arguments, then the captured values (Variables read)
         self.count = count            # how many of them are arguments
         self.captures = captures

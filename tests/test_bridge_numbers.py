@@ -92,6 +92,21 @@ def test_bridge_equals_value_and_grad_and_finite_differences(f):
         assert np.isclose(float(g), finite_difference(f, args, i), rtol=1e-5)
 
 
+def test_an_unwatched_number_asked_for_gets_numpys_gradient():
+    # the call is compiled again with x active: x stays a stand-in for an np.float64
+    compiled = sd.function(by_zero)
+    x, a = sd.constant(0.0, dtype=sd.float64), sd.constant(0.9, dtype=sd.float64)
+    results = []
+    for f in (compiled, by_zero):
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", RuntimeWarning)
+            with sd.GradientTape() as tape:
+                tape.watch(a)
+                y = f(x, a)
+            results.append([y] + tape.gradient(y, [a, x]))
+    assert all(same(c, e) for c, e in zip(*results))
+
+
 def test_variables_floats_and_numpy_numbers():
     compiled = sd.function(loop)
     x = sd.Variable(0.7, dtype=sd.float64)
