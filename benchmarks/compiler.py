@@ -35,6 +35,7 @@ from _timing import QUICK, compare
 TIME_TARGET = 1.25      # srcdiff / hand-written, each workload
 MEMORY_TARGET = 1.2     # peak memory, srcdiff / hand-written
 CHAIN = 1e6             # elements of the elementwise chain
+BRIDGE_TARGET = 1.3     # @sd.function on a tape / sd.value_and_grad, same function
 COMPILE_TARGET = 0.050  # seconds for a fresh compile of a ~30-line function
 OVERHEAD_TARGET = 5e-6  # seconds a cached call costs beyond the hand-written code
 
@@ -318,9 +319,12 @@ def _compare_workload(label, fn, wrt, args, by_hand, rounds):
     # tracemalloc sees NumPy's buffers, not those of jax, torch or TensorFlow
     peaks = [None if name in peers.NAMES[1:] else peak_memory(call, ()) for name, call in systems]
     base_time, base_peak = timed[0][1], peaks[0]
+    graded = timed[1][2]  # sd.grad's median
     for (name, best, median), peak in zip(timed, peaks):
         note = ""
-        if name == "srcdiff sd.grad":
+        if name == "srcdiff @sd.function on tape":
+            note = f"{median / graded:.2f}x sd.grad: {_verdict(median / graded, BRIDGE_TARGET)}"
+        elif name == "srcdiff sd.grad":
             note = (f"time {_verdict(best / base_time, TIME_TARGET)}, "
                     f"memory {_verdict(peak / base_peak, MEMORY_TARGET)}")
         timed_rows.append((label, name, best, median, peak, note))

@@ -11,13 +11,13 @@ import numpy as np
 
 from .compiler.errors import entry_point
 from .compiler.parse import check_function
-from .compiler.cache import CACHE, functions_of, ranks_of
+from .compiler.cache import CACHE
 from .compiler.errors import InvariantError
 from .nest import unwrapped as _raw
 from .view import AdjointSource
 from .rules.containers import CONTAINERS, Items, dense, zeros_like
-from .function import (DERIVATIVES, CacheInfo, Derivative, frozen, is_scalar as _is_scalar,
-                       kind as _kind, on_tapes, on_tensors, recorded, split_aux,
+from .function import (DERIVATIVES, Derivative, Units, frozen, is_scalar as _is_scalar,
+                       on_tapes, on_tensors, recorded, split_aux,
                        with_defaults)
 
 
@@ -44,59 +44,9 @@ def _positions(fn, wrt):
     return tuple(positions), single
 
 
-def _unit(fn, args, positions, batched=False):
-    """``(unit, why it compiled)`` (None: a hit) for ``args``, ``positions`` active."""
-    active = tuple(i in positions for i in range(len(args)))
-    return CACHE.lookup(fn, active, tuple(_kind(a) for a in args), ranks=ranks_of(args),
-                        functions=functions_of(args), batched=batched)
-
-
-class _Units:
-    """The units one wrapper has used, by the types of its arguments (which decide
-    their kinds): a cached call costs a dictionary lookup and a check that nothing
-    the code was built on changed."""
-
-    def __init__(self, fn, positions, batched=False):
-        self.fn = fn
-        self.positions = positions
-        self.batched = batched  # units with a batched backward pass (jacobians)
-        self.known = {}
-        self.generation = CACHE.generation
-        self.hits = self.misses = 0
-        self.last_miss = None
-        self.row_by_row = None  # why the last jacobian ran row by row (None: batched)
-
-    def get(self, args):
-        if self.generation != CACHE.generation:  # sd.clear_cache() forgets these too
-            self.known.clear()
-            self.generation = CACHE.generation
-        types = tuple(map(type, args)) + ranks_of(args)
-        if any(isinstance(a, CONTAINERS) for a in args):  # a pytree's depth decides too
-            types += tuple(map(_kind, args))
-        functions = functions_of(args)
-        if functions:  # and which function a parameter is passed
-            types += tuple((k, id(f)) for k, f in functions)
-        unit = self.known.get(types)
-        if unit is None or not unit.is_current():
-            unit, why = _unit(self.fn, args, self.positions, self.batched)
-            self.known[types] = unit
-            if why is not None:
-                self.misses += 1
-                self.last_miss = why
-                return unit
-        self.hits += 1
-        return unit
-
-    def cache_info(self):
-        """What ``Function.cache_info`` says, for the calls of this wrapper."""
-        return CacheInfo(self.hits, self.misses, CACHE.size(self.fn), self.last_miss,
-                         self.row_by_row)
-
-
 def _prepare(units, args):
     args = [a if type(a) in _PLAIN else _raw(a) for a in with_defaults(units.fn, args)]
-    unit = units.get(args)
-    return unit, args
+    return units.get(args)
 
 
 def _like(g, arg):
@@ -231,7 +181,7 @@ def value_and_grad(f, wrt=0, has_aux=False, verbose=False):
     derivative, on_tape = _derivative("value_and_grad", f, positions, single, has_aux)
     if on_tape is not None:
         return on_tape
-    units = _Units(f, positions)
+    units = Units(f, positions)
     order = sorted(set(positions))  # the backward pass answers once a parameter, in order
     asked = [order.index(i) for i in positions]
     pairs = list(zip(asked, positions))  # (place in the backward's answer, argument)
@@ -330,7 +280,7 @@ def vjp(f, *args):
                         "recorded by a tape watching its arguments; use sd.jacobian, or "
                         "GradientTape.gradient with output_gradients")
     positions = tuple(i for i, a in enumerate(args) if _differentiable(a))
-    unit, raw = _prepare(_Units(f, positions), args)
+    unit, raw = _prepare(Units(f, positions), args)
     raw = [frozen(a) for a in raw]  # the pullback runs later: what the call read stays
     y, tape = unit.run(raw)
     _numeric_output(f, y)
@@ -377,7 +327,7 @@ def jacobian(f, wrt=0):
     derivative, on_tape = _derivative("jacobian", f, positions, single)
     if on_tape is not None:
         return on_tape
-    units = _Units(f, positions, batched=True)
+    units = Units(f, positions, batched=True)
 
     @entry_point
     @functools.wraps(f)
@@ -454,7 +404,7 @@ def adjoint_source(f, wrt=0, args=None):
     check_function(f, "sd.adjoint_source")
     positions, _ = _positions(f, wrt)
     if args is not None:
-        return AdjointSource.of(_prepare(_Units(f, positions), args)[0])
+        return AdjointSource.of(_prepare(Units(f, positions), args)[0])
     count = len(inspect.signature(inspect.unwrap(f)).parameters)
     unit = CACHE.get(f, tuple(i in positions for i in range(count)))
     return AdjointSource.of(unit)

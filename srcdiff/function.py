@@ -57,9 +57,7 @@ class Function:
         self.fallback = fallback
         self._eager = False
         self._reads = None
-        self.hits = self.misses = 0
-        self.last_miss = None
-        self.row_by_row = None
+        self.units = Units(fn, numbers=True)
 
     def __get__(self, instance, owner):
         if instance is None:
@@ -82,8 +80,7 @@ class Function:
     def cache_info(self):
         """This function's hits and misses, how many compiled units of it the cache holds,
         why it last missed, and why its last jacobian ran row by row (``row_by_row``)."""
-        size = CACHE.size(self.python_function)
-        return CacheInfo(self.hits, self.misses, size, self.last_miss, self.row_by_row)
+        return self.units.cache_info()
 
     # --- calls ---
     def _call(self, args):
@@ -94,32 +91,20 @@ class Function:
         if tapes:
             # reading a Variable under a tape watches it (if trainable) and records the
             # read; the leaves of a pytree argument are its sources too
-            inputs = [_read(v) for v in inputs]
-            active = tuple(any(_differentiable(s) and any(t._tracks_any([s]) for t in tapes)
-                               for s in _sources(v)) for v in inputs)
+            inputs = [v if type(v) in _PLAIN else _read(v) for v in inputs]
+            active = tuple(_watched(v, tapes) for v in inputs)
         else:
             active = (False,) * len(inputs)
-        raw = [unwrapped(v) for v in inputs]
+        plain = [unwrapped(v) for v in inputs]
         if any(active):  # the backward step runs later: the arrays must stay as read
-            raw = [r if type(v) is Tensor else frozen(r) for r, v in zip(raw, inputs)]
+            plain = [r if type(v) is Tensor else frozen(r) for r, v in zip(plain, inputs)]
         lifted = tuple(expr for expr, _ in captures)
-        unit = self._unit(active, raw, lifted)
+        unit, raw = self.units.get(plain, active, lifted)
         y, saved = unit.run(raw)
         if not any(active):
             return _as_output(y, inputs)
-        entry = _CompiledCall(self, unit, y, saved, active, raw, inputs, len(args), captures)
+        entry = _CompiledCall(self, unit, y, saved, active, plain, inputs, len(args), captures)
         return apply(entry, *entry.tape_inputs)
-
-    def _unit(self, active, raw, lifted, batched=False):
-        """The unit for arguments ``raw`` (plain values), keyed on their kinds."""
-        unit, why = CACHE.lookup(self.python_function, active, tuple(kind(v) for v in raw),
-                                 lifted, ranks_of(raw), functions_of(raw), batched=batched)
-        if why is None:
-            self.hits += 1
-        else:
-            self.misses += 1
-            self.last_miss = why
-        return unit
 
     def _captures(self, args):
         """The Tensors and Variables (and pytrees holding some) the function reads
@@ -166,7 +151,7 @@ class _CompiledCall:
         self.value = value
         self.saved = saved
         self.active = active
-        self.raw = raw
+        self.raw = raw                # the inputs' values as given (not as passed: Units)
         self.inputs = inputs          # the arguments, then the captured values (Variables read)
         self.count = count            # how many of them are arguments
         self.captures = captures
@@ -207,12 +192,12 @@ class _CompiledCall:
         if batch_axes():
             return self._batch(g, flat, active)
         if active is not self.active:  # compiled with another input active: forward again
-            unit = self.function._unit(active, self.raw, self._lifted())
-            saved = unit.run(list(self.raw))[1]
-            return self._leaves(_backward(unit, saved, _raw(g), active))
+            unit, raw = self.function.units.get(self.raw, active, self._lifted())
+            saved = unit.run(raw)[1]
+            return self._leaves(_backward(unit, saved, _raw(g), active, self.value))
         if isinstance(g, _ArrayLike):  # an outer tape records this: differentiate eagerly
             return self._eager_vjp(g, flat)
-        return self._leaves(_backward(self.unit, self.saved, g, active))
+        return self._leaves(_backward(self.unit, self.saved, g, active, self.value))
 
     def _lifted(self):
         return tuple(e for e, _ in self.captures)
@@ -223,14 +208,15 @@ class _CompiledCall:
         compiled ``batched`` (its forward pass run again, for a tape of its own) where
         it has one; else row by row, which ``cache_info().row_by_row`` reports."""
         why = "an outer tape records the jacobian: each row is differentiated eagerly"
+        units = self.function.units
         if not isinstance(g, _ArrayLike) or active is not self.active:
-            unit = self.function._unit(active, self.raw, self._lifted(), batched=True)
+            unit, raw = units.get(self.raw, active, self._lifted(), batched=True)
             why = unit.not_batched
             if unit.backward_rows is not None:
-                self.function.row_by_row = None
-                saved = unit.run(list(self.raw))[1]
+                units.row_by_row = None
+                saved = unit.run(raw)[1]
                 return self._leaves(_backward(unit, saved, _raw(g), active, rows=True))
-        self.function.row_by_row = why
+        units.row_by_row = why
         with batched(0):
             return _stack_rows([self._adjoints(row, flat, active) for row in g])
 
@@ -297,10 +283,110 @@ def _stack_rows(rows):
     return out
 
 
-def _backward(unit, saved, g, active, rows=False):
+class Units:
+    """The units one caller (an ``@sd.function``, a function ``sd.grad`` made) has used,
+    by the types of its arguments (which decide their kinds), which are active, what it
+    lifts and whether its backward pass is batched (jacobians): a cached call costs a
+    dictionary lookup and a check that nothing the code was built on changed.
+    ``hits``, ``misses``, ``last_miss`` and ``row_by_row`` are what
+    :meth:`cache_info` reports.
+
+    With ``numbers=True`` (the tape bridge, whose Tensors hold numbers as 0-d arrays)
+    a 0-d float64 array is passed as a Python float of its value to a unit of kind
+    ``"float64"`` for it, where that unit is specialised (compiler/numbers.py), else
+    the array is.  Such a body has only ufuncs, ``math`` and arithmetic, no writes or
+    methods, where the array acts as the np.float64 every ufunc on it returns; and
+    the float is a changed name there from the start, turned back to an np.float64
+    wherever a Python float could differ, the general unit running on np.float64s
+    if the specialised one raises (division by zero, overflow): NumPy's results, the
+    array's.  A float32 (or anything else) is never converted, nor is anything for a
+    batched backward pass (its adjoints are arrays of rows)."""
+
+    def __init__(self, fn, positions=None, numbers=False, batched=False):
+        self.fn = fn
+        self.positions = positions  # or the mask is given at each call
+        self.numbers = numbers
+        self.batched = batched      # the default of get's
+        self.known = {}
+        self.nested = {}  # argument types -> whether a container is among them
+        self.generation = CACHE.generation
+        self.hits = self.misses = 0
+        self.last_miss = None
+        self.row_by_row = None  # why the last jacobian ran row by row (None: batched)
+
+    def get(self, args, active=None, lifted=(), batched=None):
+        """``(unit, args)``: the unit for ``args`` and what to pass it."""
+        if self.generation != CACHE.generation:  # sd.clear_cache() forgets these too
+            self.known.clear()
+            self.generation = CACHE.generation
+        batched = self.batched if batched is None else batched
+        types = tuple(map(type, args))
+        ranks = ranks_of(args)
+        key = (types, ranks, active, lifted, batched)
+        nested = self.nested.get(types)
+        if nested is None:
+            nested = self.nested[types] = any(issubclass(t, CONTAINERS) for t in types)
+        if nested:  # a pytree's depth decides too
+            key += tuple(map(kind, args))
+        functions = functions_of(args)
+        if functions:  # and which function a parameter is passed
+            key += tuple((k, id(f)) for k, f in functions)
+        if self.numbers and 0 in ranks:  # a float64 number may be passed as a float
+            key += tuple(a.dtype for a, r in zip(args, ranks) if r == 0)
+        found = self.known.get(key)
+        if found is None or not found[0].is_current():
+            found = self.known[key] = self._build(args, active, lifted, batched, functions)
+        else:
+            self.hits += 1
+        unit, numbers = found
+        if numbers:
+            args = [float(a) if i in numbers else a for i, a in enumerate(args)]
+        return unit, args
+
+    def _build(self, args, active, lifted, batched, functions):
+        if active is None:
+            active = tuple(i in self.positions for i in range(len(args)))
+        numbers = self.numbers and not batched and frozenset(
+            i for i, a in enumerate(args)
+            if type(a) is np.ndarray and a.ndim == 0 and a.dtype == np.float64)
+        kinds = [kind(v) for v in args]
+        ranks = ranks_of(args)
+        if numbers:
+            unit = self._lookup(["float64" if i in numbers else k for i, k in enumerate(kinds)],
+                                active, lifted, [None if i in numbers else r
+                                                 for i, r in enumerate(ranks)],
+                                functions, batched)
+            if getattr(unit, "specialised", False):
+                return unit, numbers
+        return self._lookup(kinds, active, lifted, ranks, functions, batched), None
+
+    def _lookup(self, kinds, active, lifted, ranks, functions, batched):
+        unit, why = CACHE.lookup(self.fn, active, tuple(kinds), lifted, tuple(ranks),
+                                 functions, batched=batched)
+        if why is None:
+            self.hits += 1
+        else:
+            self.misses += 1
+            self.last_miss = why
+        return unit
+
+    def cache_info(self):
+        """These calls' hits and misses, how many compiled units of the function the
+        cache holds, why it last missed and why its last jacobian ran row by row."""
+        return CacheInfo(self.hits, self.misses, CACHE.size(self.fn), self.last_miss,
+                         self.row_by_row)
+
+
+def _backward(unit, saved, g, active, y=None, rows=False):
     """The compiled adjoints of the active inputs, by input position; ``rows``: of
     each of a batch ``g`` of adjoints, by one batched walk."""
-    grads = unit.backward_batch(saved, g) if rows else unit.backward(saved, g)
+    if rows:
+        grads = unit.backward_batch(saved, g)
+    else:
+        if type(g) is np.ndarray and g.ndim == 0 and type(y) in (np.float64, float) and (
+                g.dtype == np.float64):
+            g = g[()]  # the tape's seed for a number: the number the code made it for takes
+        grads = unit.backward(saved, g)
     grads = grads if sum(active) > 1 else (grads,)
     return dict(zip([k for k, a in enumerate(active) if a], grads))
 
@@ -339,6 +425,24 @@ def clear_cache():
 
     Example: ``sd.clear_cache()`` before timing a fresh compile."""
     CACHE.clear()
+
+
+_PLAIN = (np.ndarray, float, int, Tensor)  # what no tape reads; a Tensor is no Variable
+
+
+def _watched(value, tapes):
+    """Whether a tape watches ``value``, or a floating Tensor in a pytree of it: an
+    input the call differentiates."""
+    kind = type(value)
+    if kind is Tensor:  # the common case, without the generic walk below
+        for t in tapes:
+            if t._tracks_any((value,)):
+                return value._value.dtype.kind in "fc"
+        return False
+    if kind in (np.ndarray, float, int):
+        return False
+    return any(any(t._tracks_any((s,)) for t in tapes) and _differentiable(s)
+               for s in _sources(value))
 
 
 def _differentiable(value):

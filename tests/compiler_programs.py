@@ -22,7 +22,8 @@ import sys
 import numpy as np
 
 import srcdiff as sd
-from srcdiff.api import _prepare, _Units
+from srcdiff.api import _prepare
+from srcdiff.function import Units
 from util import numerical_grad
 
 RTOL, ATOL = 1e-6, 1e-7
@@ -62,7 +63,7 @@ def check_batched(f, args, positions, rows=(1.0, -0.5, 2.0)):
     it) gives, for a batch of ``rows`` times the seed, the stack of what the plain
     backward pass gives for each; returns why there is none (None if there is one)."""
     order = sorted(set(positions))
-    unit, raw = _prepare(_Units(f, tuple(order), batched=True), list(args))
+    unit, raw = _prepare(Units(f, tuple(order), batched=True), list(args))
     if unit.backward_rows is None:
         BATCHED[unit.not_batched] = BATCHED.get(unit.not_batched, 0) + 1
         return unit.not_batched

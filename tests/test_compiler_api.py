@@ -125,6 +125,17 @@ def count_rows(m, n):
     return m[:n] * 2.0
 
 
+def test_vjp_pullback_reads_what_the_call_read():
+    def f(w, x):
+        return np.tanh(x * w)
+
+    w, x = np.array([0.5, 0.7]), np.array([1.0, 2.0])
+    _, pullback = sd.vjp(f, w, x)
+    x[...] = 0.0  # after the call, before the pullback
+    dw = pullback(np.ones(2))[0]
+    np.testing.assert_allclose(dw, [1.0, 2.0] * (1 - np.tanh([0.5, 1.4]) ** 2))
+
+
 def test_vjp_of_non_float_arguments_is_none():
     y, pullback = sd.vjp(count_rows, W, 1)
     dm, dn = pullback(np.ones_like(y))

@@ -30,7 +30,8 @@ from hypothesis import strategies as st
 
 import srcdiff as sd
 from compiler_programs import check_grad, import_source
-from srcdiff.api import _prepare, _Units
+from srcdiff.api import _prepare
+from srcdiff.function import Units
 from util import numerical_jacobian
 
 MARGIN = 1e-2  # relative distance of a comparison from its threshold
@@ -318,7 +319,7 @@ def test_random_program_jacobian(tmp_path_factory, program, seed):
     assume(min(twin._margins, default=1.0) > MARGIN)
     module = import_source(directory, f"vec_{k}", program.source())
     args = (x, y, s)
-    unit, _ = _prepare(_Units(module.prog, (0, 1, 2), batched=True), list(args))
+    unit, _ = _prepare(Units(module.prog, (0, 1, 2), batched=True), list(args))
     assert unit.not_batched is None or any(w in unit.not_batched for w in ROW_BY_ROW), \
         unit.not_batched
     jacobians = sd.jacobian(module.prog, (0, 1, 2))(*args)

@@ -13,7 +13,8 @@ import numpy as np
 import pytest
 
 import srcdiff as sd
-from srcdiff.api import _prepare, _Units
+from srcdiff.api import _prepare
+from srcdiff.function import Units
 from util import numerical_jacobian
 
 rng = np.random.default_rng(3)
@@ -144,7 +145,7 @@ def finite_differences(f, args, i):
                          ids=[f"{p[0].__name__}-{p[2]}" for p in PROGRAMS])
 def test_compiled_jacobian_equals_per_row_and_finite_differences(f, args, wrt, fallback):
     positions = wrt if isinstance(wrt, tuple) else (wrt,)
-    unit, _ = _prepare(_Units(f, positions, batched=True), list(args))
+    unit, _ = _prepare(Units(f, positions, batched=True), list(args))
     if fallback is None:
         assert unit.not_batched is None and unit.backward_rows is not None
     else:

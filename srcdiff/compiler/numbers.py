@@ -1,7 +1,7 @@
 """Code specialised for Python floats: NumPy calls on them become their ``math`` twins.
 
-A unit compiled for parameters passed Python floats (kind ``"float"``, see
-``function.kind``) runs ``math.sin(y)`` where the function says ``np.sin(y)`` and
+A unit compiled for parameters passed Python floats or np.float64s (kinds ``"float"``
+and ``"float64"``, see ``function.kind``) runs ``math.sin(y)`` where the function says ``np.sin(y)`` and
 ``y`` always holds a float or an np.float64 (:func:`doubles`): the same value as a
 Python float, in a fraction of the time, differentiated by the rules of
 ``math.sin`` (no broadcasting to undo).
@@ -37,6 +37,7 @@ from . import syntax as S
 from .analysis import Describer, Kind, _bool_valued
 from .facts import from_math, gather, greatest
 
+DOUBLE_KINDS = ("float", "float64")  # parameter kinds (function.kind) specialised here
 _CANDIDATES = ((np.sin, math.sin), (np.cos, math.cos))
 _EXACT_OPS = (gast.Add, gast.Sub, gast.Mult, gast.Div, gast.FloorDiv, gast.Mod)
 _COUNTING = (range, len, int, float)  # builtins a specialised body may call
@@ -64,9 +65,10 @@ def twins():
     return table
 
 
-def specialise(parsed, body, params, float_params, names, bind, describe):
+def specialise(parsed, body, params, float_params, names, bind, describe, stand_ins=()):
     """Rewrite ``body`` (normalised, in place) for ``float_params`` passed Python floats;
-    whether anything changed.  ``bind(obj, hint)`` names an object for the code (a
+    whether anything changed.  ``stand_ins`` (some of them, kind ``"float64"``) are
+    floats passed for np.float64s: changed names from the start.  ``bind(obj, hint)`` names an object for the code (a
     Name ``parsed.resolve`` knows); ``describe`` maps a right-hand side to its Op."""
     facts = gather(body, params, float_params, describe)
     if not float_params or not _specialisable(facts, parsed):
@@ -78,7 +80,7 @@ def specialise(parsed, body, params, float_params, names, bind, describe):
     if not rewrite:
         return False
     tests = _test_only(facts)
-    changed = _changed(facts, rewrite, dbl, tests)
+    changed = _changed(facts, rewrite, dbl, tests, stand_ins)
     unsafe = {id(s): loads for s in facts.in_order
               if (loads := _unsafe_loads(s, facts, changed, dbl, tests))}
     if any(isinstance(facts.statements[i], gast.While) for i in unsafe):
@@ -204,10 +206,11 @@ def _test_only(facts):
     return tests - elsewhere
 
 
-def _changed(facts, rewrite, dbl, tests):
+def _changed(facts, rewrite, dbl, tests, stand_ins=()):
     """The least set of names that may hold a Python float where NumPy gave an
-    np.float64: the twins' results, and what copies and exact arithmetic make of them."""
-    changed = {_target(s) for s in facts.assigns if id(s) in rewrite}
+    np.float64: the twins' results and the ``stand_ins`` (parameters), and what copies
+    and exact arithmetic make of them."""
+    changed = {_target(s) for s in facts.assigns if id(s) in rewrite} | set(stand_ins)
     while True:
         more = {_target(s) for s in facts.assigns
                 if _target(s) not in changed and _target(s) in dbl
@@ -298,23 +301,30 @@ def _rename_loads(s, name, fresh):
 
 def general_kinds(kinds):
     """The kinds of a unit made for NumPy values: a Python float is a number."""
-    return tuple(True if k == "float" else k for k in kinds)
+    return tuple(True if k in DOUBLE_KINDS else k for k in kinds)
 
 
-def guard(unit, reference):
+def guard(unit, reference, stand_ins=()):
     """Make ``unit`` (specialised) run the general unit ``reference()`` instead when
-    its forward or its backward pass raises: see the module doc.
+    its forward or its backward pass raises: see the module doc.  The arguments at
+    ``stand_ins`` (floats passed for np.float64s, kind ``"float64"``) are turned back
+    for it: it computes with NumPy's semantics, the caller's.
 
     Its tape is ``(general unit or None, saved, args)``: a backward pass that
     raises runs the general forward pass again on the same arguments."""
     forward, backward = unit.forward, unit.backward
+
+    def as_given(args):
+        if not stand_ins:
+            return args
+        return [as_float64(a) if i in stand_ins else a for i, a in enumerate(args)]
 
     def guarded_forward(*args):
         try:
             y, saved = forward(*args)
         except Exception:
             general = reference()
-            y, saved = general.forward(*args)
+            y, saved = general.forward(*as_given(args))
             return y, (general, saved, None)
         return y, (None, saved, args)
 
@@ -326,7 +336,7 @@ def guard(unit, reference):
             return backward(saved, g)
         except Exception:
             general = reference()
-            return general.backward(general.forward(*args)[1], g)
+            return general.backward(general.forward(*as_given(args))[1], g)
 
     unit.forward, unit.backward = guarded_forward, guarded_backward
     unit.specialised = True

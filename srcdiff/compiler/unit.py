@@ -161,8 +161,8 @@ def compile_unit(fn, active, scalars, cache, lifted=(), ranks=(), functions=(), 
     if len(active) != len(params):
         raise TypeError(f"{fn.__qualname__} takes {len(params)} arguments, got {len(active)}")
     wrt = [p for p, a in zip(params, active) if a]
-    scalar_params = {p for p, s in zip(params, scalars) if s is True or s == "float"}
-    float_params = {p for p, s in zip(params, scalars) if s == "float"}
+    float_params = {p for p, s in zip(params, scalars) if s in numbers.DOUBLE_KINDS}
+    scalar_params = {p for p, s in zip(params, scalars) if s is True} | float_params
     param_depths = {p: s[1:] for p, s in zip(params, scalars) if isinstance(s, tuple)}
     param_ranks = {p: r for p, r in zip(params, ranks) if r is not None}
     refs = Refs(parsed.namespace)
@@ -188,7 +188,8 @@ def compile_unit(fn, active, scalars, cache, lifted=(), ranks=(), functions=(), 
 
     specialised = float_params and numbers.specialise(
         parsed, node.body, params, float_params, names, _binder(parsed, refs, names),
-        Describer(parsed.resolve, parsed.source_map))
+        Describer(parsed.resolve, parsed.source_map),
+        {p for p, s in zip(params, scalars) if s == "float64"})
     pair = reverse(parsed, node.body, wrt, names, refs, compile_call, scalar_params,
                    param_depths, param_ranks, batched)
     forward_code, backward_code, result = pair.forward, pair.backward, pair.result
@@ -249,7 +250,8 @@ def compile_unit(fn, active, scalars, cache, lifted=(), ranks=(), functions=(), 
         unit.not_batched = pair.rows
     if specialised:
         general = (active, numbers.general_kinds(scalars), lifted, ranks, functions, batched)
-        numbers.guard(unit, numbers.reference_of(unit, cache, general))
+        numbers.guard(unit, numbers.reference_of(unit, cache, general),
+                      [i for i, s in enumerate(scalars) if s == "float64"])
     return unit
 
 
