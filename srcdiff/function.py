@@ -86,22 +86,24 @@ class Function:
     def _call(self, args):
         args = with_defaults(self.python_function, args)
         captures = self._captures(args)
-        inputs = list(args) + [v for _, v in captures]
+        inputs = list(args) + [v for _, v in captures] if captures else list(args)
         tapes = STATE.tapes
         if tapes:
             # reading a Variable under a tape watches it (if trainable) and records the
             # read; the leaves of a pytree argument are its sources too
             inputs = [v if type(v) in _PLAIN else _read(v) for v in inputs]
-            active = tuple(_watched(v, tapes) for v in inputs)
+            active = tuple([_watched(v, tapes) for v in inputs])
         else:
             active = (False,) * len(inputs)
-        plain = [unwrapped(v) for v in inputs]
-        if any(active):  # the backward step runs later: the arrays must stay as read
+        plain = [v._value if type(v) is Tensor else unwrapped(v) for v in inputs]
+        if True in active:  # the backward step runs later: the arrays must stay as read
             plain = [r if type(v) is Tensor else frozen(r) for r, v in zip(plain, inputs)]
+            # the tape keeps what the code read: an array argument, its frozen copy
+            inputs = [r if type(v) is np.ndarray else v for r, v in zip(plain, inputs)]
         lifted = tuple(expr for expr, _ in captures)
         unit, raw = self.units.get(plain, active, lifted)
         y, saved = unit.run(raw)
-        if not any(active):
+        if True not in active:
             return _as_output(y, inputs)
         entry = _CompiledCall(self, unit, y, saved, active, plain, inputs, len(args), captures)
         return apply(entry, *entry.tape_inputs)
@@ -112,6 +114,8 @@ class Function:
         (expression, value), each an input of the compiled code (see ``_free_reads``)."""
         if self._reads is None:
             self._reads = _free_reads(self.python_function)
+        if not self._reads:
+            return ()
         found = []
         for expr, base, chain in self._reads:
             if base is None:
@@ -156,11 +160,12 @@ class _CompiledCall:
         self.count = count            # how many of them are arguments
         self.captures = captures
         self.owners = []
-        self.tape_inputs = []  # each input, or each Tensor of a pytree (flattened once)
+        self.tape_inputs = []  # each Tensor input, or each of a pytree (flattened once)
         for i, v in enumerate(inputs):
             if not isinstance(v, CONTAINERS):
-                self.owners.append((i, None))
-                self.tape_inputs.append(v)
+                if isinstance(v, _ArrayLike):  # no tape watches an ndarray or a number
+                    self.owners.append((i, None))
+                    self.tape_inputs.append(v)
                 continue
             for j, leaf in enumerate(nest.flatten(v)):
                 if isinstance(leaf, _ArrayLike):
@@ -308,7 +313,7 @@ class Units:
         self.numbers = numbers
         self.batched = batched      # the default of get's
         self.known = {}
-        self.nested = {}  # argument types -> whether a container is among them
+        self.traits = {}  # argument types -> (a container among them?, a function?)
         self.generation = CACHE.generation
         self.hits = self.misses = 0
         self.last_miss = None
@@ -323,16 +328,19 @@ class Units:
         types = tuple(map(type, args))
         ranks = ranks_of(args)
         key = (types, ranks, active, lifted, batched)
-        nested = self.nested.get(types)
-        if nested is None:
-            nested = self.nested[types] = any(issubclass(t, CONTAINERS) for t in types)
+        traits = self.traits.get(types)
+        if traits is None:
+            traits = self.traits[types] = (
+                any(issubclass(t, CONTAINERS) for t in types),
+                not all(t in _NO_FUNCTION for t in types))
+        nested, maybe_functions = traits
         if nested:  # a pytree's depth decides too
             key += tuple(map(kind, args))
-        functions = functions_of(args)
+        functions = functions_of(args) if maybe_functions else ()
         if functions:  # and which function a parameter is passed
-            key += tuple((k, id(f)) for k, f in functions)
+            key += tuple([(k, id(f)) for k, f in functions])
         if self.numbers and 0 in ranks:  # a float64 number may be passed as a float
-            key += tuple(a.dtype for a, r in zip(args, ranks) if r == 0)
+            key += tuple([a.dtype for a, r in zip(args, ranks) if r == 0])
         found = self.known.get(key)
         if found is None or not found[0].is_current():
             found = self.known[key] = self._build(args, active, lifted, batched, functions)
@@ -428,6 +436,7 @@ def clear_cache():
 
 
 _PLAIN = (np.ndarray, float, int, Tensor)  # what no tape reads; a Tensor is no Variable
+_NO_FUNCTION = frozenset(_PLAIN)  # argument types that are never a function
 
 
 def _watched(value, tapes):

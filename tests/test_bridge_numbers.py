@@ -3,6 +3,7 @@ array) reaches code specialised for numbers as a Python float standing for an
 np.float64 (``function.Units``, compiler/numbers.py).  Its values and gradients are
 the eager tape's, NumPy's semantics (nan, inf, float64 met by float32) included;
 a float32 or a body that is not specialised gets the array; units are cached."""
+import math
 import warnings
 
 import numpy as np
@@ -45,6 +46,17 @@ def returns_x(x, a):
 
 def with_method(x, a):
     return np.sin(x.copy()) * a  # not specialised: the array is passed
+
+
+def math_only(x, a):
+    y = x
+    for _ in range(3):
+        y = math.sin(y) * a + math.cos(x * y)  # nothing to rewrite: floats run it as written
+    return y
+
+
+def math_divides(x, a):
+    return a / (x - x) + math.sin(a)  # np.float64s give inf where floats raise
 
 
 CORPUS = [loop, divides, by_zero, power, meets_float32, scales_float32, returns_x, with_method]
@@ -90,6 +102,22 @@ def test_bridge_equals_value_and_grad_and_finite_differences(f):
     for i, (g, e) in enumerate(zip(grads, expected)):
         assert np.isclose(float(g), e, rtol=1e-13)
         assert np.isclose(float(g), finite_difference(f, args, i), rtol=1e-5)
+
+
+@pytest.mark.parametrize("f", [math_only, math_divides], ids=lambda f: f.__name__)
+def test_math_code_on_float64_numbers_runs_specialised_with_numpys_semantics(f):
+    # the Tensors' 0-d arrays are passed as floats standing for np.float64s, though no
+    # NumPy call needed a twin; where a float raises, NumPy's result (the array's) stands
+    args = (0.7, 0.9)
+    compiled = sd.function(f)
+    y, grads = through(compiled, [sd.constant(a, dtype=sd.float64) for a in args], (0, 1))
+    assert [n for _, n in compiled.units.known.values() if n]
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", RuntimeWarning)
+        assert same(y, f(*map(np.float64, args)))
+    if np.isfinite(float(y)):
+        for i, g in enumerate(grads):
+            assert np.isclose(float(g), finite_difference(f, args, i), rtol=1e-5)
 
 
 def test_an_unwatched_number_asked_for_gets_numpys_gradient():

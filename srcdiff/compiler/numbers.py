@@ -77,7 +77,7 @@ def specialise(parsed, body, params, float_params, names, bind, describe, stand_
     dbl = doubles(facts, float_params, table, parsed)
     rewrite = {id(s): table[facts.ops[id(s)].fn] for s in facts.assigns
                if _target(s) in dbl and _twin_call(facts.ops[id(s)], table, dbl)}
-    if not rewrite:
+    if not rewrite and not stand_ins:  # nothing gained: the general unit serves
         return False
     tests = _test_only(facts)
     changed = _changed(facts, rewrite, dbl, tests, stand_ins)
