@@ -193,12 +193,12 @@ def value_and_grad(f, wrt=0, has_aux=False, verbose=False):
         if taped is not None:  # an outer tape must see how the gradient depends on them
             return on_tensors(derivative, taped)
         unit, raw = _prepare(units, args)
-        y, tape = unit.run(raw)
+        y, *taken = unit.run(raw)  # the tape, walked once: the backward pass frees it
         if has_aux:
             seed = _scalar_output(f, split_aux(f, y)[0])
-            grads = unit.backward(tape, _aux_cotangent(unit, y, seed))
+            grads = unit.spend(taken, _aux_cotangent(unit, y, seed))
         else:
-            grads = unit.backward(tape, _scalar_output(f, y))
+            grads = unit.spend(taken, _scalar_output(f, y))
         if single:
             return y, _like(grads if len(order) == 1 else grads[asked[0]], raw[positions[0]])
         grads = _as_tuple(grads, len(order))

@@ -343,7 +343,9 @@ def test_dropping_any_pop_of_generated_code_is_found(name):
     for k in pops:
         indent = lines[k][:len(lines[k]) - len(lines[k].lstrip())]
         broken = "\n".join(lines[:k] + [indent + "pass"] + lines[k + 1:])
-        assert "do not mirror" in raised(checks.check_pair, *functions(broken), namespace)
+        # the stack check itself: check_pair may fail first on the read of a value
+        # the dropped pop restored after a del (release.py) let it go
+        assert "do not mirror" in raised(checks._check_stacks, *functions(broken))
 
 
 def test_a_save_from_a_branch_not_taken_must_be_initialised():

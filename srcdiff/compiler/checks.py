@@ -5,8 +5,8 @@ Run on every compile when ``SRCDIFF_CHECKS=1`` (the test suite sets it):
 - :func:`check_anf`: a normalised function follows the grammar in the docstring
   of ``normalize.py``, exactly.
 - :func:`check_pair`: the generated forward and backward passes
-  (a) read no name before it is assigned on every path to the read (or is a
-  parameter, or a free name of the generated code's namespace), but for the
+  (a) read (or ``del``) no name before it is assigned on every path to the read
+  (or is a parameter, or a free name of the generated code's namespace), but for the
   forward pass's copies of the user's own reads that may fail the same way;
   (b) balance their stacks: for each stack, the backward pass's ``pop()`` calls,
   with the loops and branches around them, mirror the forward pass's
@@ -286,6 +286,12 @@ class _Defined:
             inner = defined | (S.names_in(s.target) if isinstance(s, gast.For) else set())
             self.block(s.body, inner)
             return defined
+        if isinstance(s, gast.Delete):  # ``del x`` of an unbound x raises, as a read does
+            gone = {t.id for t in s.targets}
+            for name in sorted(gone - defined):
+                _fail(self.func, s, f"deletes {name!r}, which is not assigned on every path "
+                      "before it")
+            return defined - gone
         self.reads(s, s, defined)
         if isinstance(s, (gast.Return, gast.Raise, gast.Break, gast.Continue)):
             return None

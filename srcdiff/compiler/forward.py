@@ -8,7 +8,8 @@ Invariants: every stack exists before its first push and every save variable tha
 a branch may skip exists as None; a replayed loop counts its trips (onto a stack,
 per outer iteration, when nested); the function returns ``(result, tape)``, the
 tape holding exactly ``tape_names``, each value whole or, if the backward pass only
-measures it, as its shape.
+measures it, as its shape; a temporary is let go after its last read (release.py),
+a value the tape measures turned into its shape there.
 """
 import copy
 
@@ -17,6 +18,7 @@ import gast
 from ..rules.helpers import measured_args
 from . import syntax as S
 from .analysis import Kind, target_names
+from .release import delete, insert_after, release_points
 from .runtime import UNBOUND, shape_of, unbound
 
 
@@ -54,11 +56,30 @@ class Forward:
         code += [S.assign(v, gast.List(elts=[], ctx=gast.Load()))
                  for v in self.replay.counter_stacks.values()]
         code += self.block(self.facts.body[:-1])
-        tape_value = gast.Tuple(elts=[self.kept(n) for n in self.tape_names], ctx=gast.Load())
         code += self.guarded(ret)
         result = S.copy_node(ret.value)
+        code, shaped = self.released(code, result)
+        tape_value = gast.Tuple(elts=[S.name(n) if n in shaped else self.kept(n)
+                                      for n in self.tape_names], ctx=gast.Load())
         code.append(gast.Return(value=gast.Tuple(elts=[result, tape_value], ctx=gast.Load())))
         return code
+
+    def released(self, code, result):
+        """``code`` letting go of each temporary after its last read (release.py): a
+        value the tape only measures becomes its shape there.  Also the names so
+        shaped, which the tape then holds as they are."""
+        shapes = {n for n in self.tape_names if isinstance(self.kept(n), gast.Call)}
+        whole = set(self.tape_names) - shapes
+        params = self.facts.params  # the caller holds them: deleting frees nothing
+        points = release_points(code, params, S.loaded_names(result) | whole,
+                                self.facts.numbers | set(params))
+        inserts, shaped = {}, set()
+        for k, names in points:
+            inserts[k] = [S.assign(n, self.kept(n)) for n in names if n in shapes]
+            shaped |= {n for n in names if n in shapes}
+            gone = [n for n in names if n not in shapes]
+            inserts[k] += [delete(gone)] if gone else []
+        return insert_after(code, inserts), shaped
 
     def consumed(self):
         """What the backward pass changes in place: its stacks, and arrays whose

@@ -150,6 +150,23 @@ def live_names(code):
     return reads
 
 
+def live_after(stmts, live_out=frozenset()):
+    """For each statement of the block ``stmts``, the names live right after it (that
+    a later statement, or ``live_out`` after the block, may read before assigning)."""
+    after = [frozenset()] * len(stmts)
+    live = set(live_out)
+    for k in reversed(range(len(stmts))):
+        after[k] = frozenset(live)
+        reads, kills = _statement_summary(stmts[k])
+        live = (live - kills) | reads
+    return after
+
+
+def statement_kills(s):
+    """The names statement ``s`` assigns on every path through it."""
+    return _statement_summary(s)[1]
+
+
 # Liveness, backwards.  Every statement maps the names live after it to those live
 # before it as ``live -> reads | (live - kills)``, and so does every block of them:
 # a statement is summarised once, as that pair, by one walk of it.
@@ -181,7 +198,7 @@ def _statement_summary(s):
         return body_reads | S.loaded_names(s.test), set()
     if isinstance(s, gast.Assign) and not any(isinstance(n, gast.Subscript)
                                               for t in s.targets for n in gast.walk(t)):
-        return S.loaded_names(s.value), S.assigned_names([s])
+        return S.loaded_names(s), S.assigned_names([s])  # a.b = v reads a
     reads = S.loaded_names(s)
     if isinstance(s, gast.AugAssign):
         reads |= S.names_in(s.target)

@@ -44,6 +44,7 @@ from . import numbers
 from .optimize import live_names, propagate_copies
 from .parse import parse_function, unit_name
 from .plan import Namer, Plan, Replay, make_plan
+from .release import release_points, with_deletes
 from .runtime import FreeValues
 from .varargs import expand_varargs
 
@@ -109,6 +110,14 @@ class Unit:
                 hint="Write into a copy (x = x.copy()) or with x[...] = value.") from None
         finally:
             state.compiled = outer
+
+    def spend(self, taken, g):
+        """The backward pass over the tape in the list ``taken`` (``y, *taken =
+        unit.run(args)``), which it empties: as nothing else holds the tape then, the
+        backward pass frees each saved value after the last adjoint that reads it.
+        Only for a tape walked once; one walked again (a persistent tape, a pullback,
+        a jacobian's rows) goes to ``backward`` as it is, and stays whole."""
+        return self.backward(taken.pop(), g)
 
     def backward_batch(self, tape, g):
         """The batched backward pass for ``g``, a stack of adjoints of the result (one
@@ -220,14 +229,18 @@ def compile_unit(fn, active, scalars, cache, lifted=(), ranks=(), functions=(), 
         copies = [S.assign(n, S.expr(f"{n}.copy()")) for n in pair.consumed]
         unpack[:0] = [gast.Assign(targets=[target], value=S.name("tape"),
                                   type_comment=None)] + copies
+    # what deleting would not free: the caller holds the arguments and the cotangent
+    # (and a number, or a shape, is small)
+    keep = set(params) | pair.measured | pair.facts.numbers | {d_out} | {
+        d for v, d in pair.namer.adjoints().items() if v in pair.facts.numbers}
     backward = _backward_def(f"{name}_backward", ["tape", d_out],
-                             unpack + backward_code + [gast.Return(value=result)])
+                             _released(unpack + backward_code, ["tape", d_out], result, keep))
     defs = [forward, backward]
     if isinstance(pair.rows, tuple):  # the same prologue, then the batched walk
         code, rows_result, rows = pair.rows
         defs.append(_backward_def(f"{name}_backward_rows", ["tape", d_out, rows],
-                                       copy.deepcopy(unpack) + code
-                                       + [gast.Return(value=rows_result)]))
+                                  _released(copy.deepcopy(unpack) + code,
+                                            ["tape", d_out, rows], rows_result, keep | {rows})))
     namespace = {**parsed.namespace, **refs.bound}
     if checks.enabled():
         for each in defs[1:]:
@@ -266,6 +279,16 @@ def _binder(parsed, refs, names):
     return bind
 
 
+def _released(body, params, result, keep):
+    """A backward pass's ``body`` letting go of each value after its last read (see
+    release.py), then returning ``result``: the tape itself once unpacked, a saved
+    value after the last adjoint that reads it, an adjoint once added on.  The tape
+    is freed only if its caller no longer holds it (``Unit.spend``); a caller that
+    walks it again (a persistent tape, a pullback) keeps every value alive."""
+    points = release_points(body, params, S.loaded_names(result), keep)
+    return with_deletes(body, points) + [gast.Return(value=result)]
+
+
 def _backward_def(name, params, body):
     return gast.FunctionDef(
         name=name,
@@ -293,6 +316,7 @@ class Pair:
     plan: Plan           # what the forward pass saves
     depths: dict         # the names holding containers, and how deep (containers.py)
     written: set         # the names whose arrays the body may write into (aliasing.py)
+    measured: set        # the values the backward pass only measures (forward.shape_only)
     rows: object = None  # (code, result, rows parameter) of the batched backward pass,
                          # or why there is none (asked for ``batched`` only)
 
@@ -367,7 +391,7 @@ def reverse(parsed, body, wrt, names, refs, compile_call, scalar_params, param_d
     forward_code = forward.body(plan, ret, live, measured)
     pair = Pair(forward_code, code, result, outputs, active, namer, forward.tape_names,
                 forward.consumed(), calls, backward.unconnected, facts, plan, depths,
-                written_names(facts, writes))
+                written_names(facts, writes), measured)
     if batched:
         pair.rows = batched_pass(backward, plan, outputs, names.fresh("rows"), live, measured,
                                  adjoints - {namer.adjoint(p) for p in wrt},
