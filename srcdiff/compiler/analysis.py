@@ -24,6 +24,7 @@ from ..rules import containers
 from ..rules.shapes import SEQUENCE_FORMS, cast
 from . import syntax as S
 from .anf import STATIC_ATTRIBUTES
+from .dispatch import Method
 
 BINOPS = {gast.Add: np.add, gast.Sub: np.subtract, gast.Mult: np.multiply,
           gast.Div: np.true_divide, gast.Pow: np.power, gast.MatMult: np.matmul,
@@ -134,6 +135,11 @@ class Describer:
         except KeyError:
             if isinstance(node.func, gast.Name) and node.func.id == "cast":
                 fn = cast
+            elif isinstance(node.func, gast.Attribute) and isinstance(node.func.value,
+                                                                      gast.Name):
+                # obj.f(x) of a local obj: the method is looked up when it runs
+                return Op(Kind.CALL, [node.func.value] + list(node.args) + [
+                    k.value for k in node.keywords], fn=Method(node.func.attr, kwargs))
             else:
                 return unknown(node, _describe_func(node.func))
         fn = getattr(fn, "__numpy__", fn)  # an sd.* op: its NumPy form

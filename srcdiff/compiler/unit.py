@@ -14,6 +14,7 @@ backward pass, the forward pass), each handing a record to the next; it is the
 only place that knows the order.  The cache is cache.py.
 """
 import copy
+import functools
 import inspect
 import weakref
 from dataclasses import dataclass
@@ -32,6 +33,7 @@ from .codegen import Refs, compile_source, to_source
 from .containers import (check_appends, check_fields, check_one_kind, container_depths,
                          definite, split_conversions)
 from .contributions import Contributions, callee_writes, resolve_calls
+from .dispatch import Method, MethodCall
 from .errors import CompileError, InvariantError, NotBatched
 from .facts import gather
 from .exits import ExitLowering
@@ -176,6 +178,10 @@ def compile_unit(fn, active, scalars, cache, lifted=(), ranks=(), functions=(), 
         refs.bind(object(), own)                          # name is bound under another
 
     def compile_call(callee, mask, callee_scalars, at, inputs):
+        if isinstance(callee, Method):  # resolved when it runs: dispatch.py
+            return MethodCall(callee, inputs[0].id, mask, callee_scalars, cache,
+                              isinstance(getattr(at, "targets", [None])[0], gast.Tuple),
+                              functools.partial(parsed.source_map.error, at))
         passed = callee_lifted(inputs, parsed.passed, callee is fn)
         try:
             return cache.get(callee, mask, callee_scalars, lifted=passed,
