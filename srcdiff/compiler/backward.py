@@ -313,10 +313,15 @@ class Backward:
                     raise NotBatched("elements of an array are assigned at an index array")
                 index = batch_index(index)
             v = s.value
+            # a key or position of a container names one item; its adjoint's item is
+            # replaced below, not written into: no copy of it is needed
+            item = x in self.sequences and not isinstance(index, (gast.Slice, gast.Tuple))
             if isinstance(v, gast.Name) and self.contrib.feeds(s, v.id):
                 part = gast.Subscript(value=S.name(d), slice=S.copy_node(index),
                                       ctx=gast.Load())
-                if not self.contrib.is_basic(index):  # an index array may name an element twice
+                if item:
+                    pass
+                elif not self.contrib.is_basic(index):  # an index array may name an element twice
                     part = gast.Call(func=self.refs.helper("last_writes"), keywords=[],
                                      args=[S.name(d), _index_value(S.copy_node(index))])
                 elif self.state.get(x) == OWNED and self.contrib.feeds(s, x):

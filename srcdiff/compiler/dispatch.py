@@ -80,9 +80,13 @@ class MethodCall:
     def is_current(self):
         return True  # each call asks the cache, which holds only current units
 
-    def _forward(self, obj, *args):
+    def _forward(self, obj, *args, **keywords):
         fn = self._method_of(obj)
-        inputs = (obj,) + args
+        if self.mask[0] and not isinstance(obj, CONTAINERS):  # self.W would be a constant
+            raise self.error(f"cannot differentiate with respect to a {type(obj).__name__} "
+                             "object: of an object, only a namedtuple's fields get gradients",
+                             "Pass the arrays as arguments, or hold them in a namedtuple.")
+        inputs = (obj,) + args + tuple(keywords[k] for k in self.method.keywords)
         slots = self._slots_of(fn, len(inputs))
         values = [inputs[k] if k is not None else default for k, default in slots]
         active = [k is not None and self.mask[k] for k, _ in slots]
@@ -122,9 +126,9 @@ class MethodCall:
         fn = getattr(found, "python_function", found)  # an @sd.function method
         module = (getattr(fn, "__module__", "") or "").split(".")[0]
         if not inspect.isfunction(fn) or module in ("numpy", "scipy"):
-            raise self.error(f"cannot differentiate {what}: the method called depends on "
-                             f"the object, and {cls.__name__}'s is no Python function "
-                             f"(a {type(found).__name__})", _REFUSED)
+            raise self.error(f"cannot differentiate {what}: it is not a function written "
+                             f"in Python (a {type(found).__name__}), and the method called "
+                             "is looked up on the object when the call runs", _REFUSED)
         if holds_tensors(obj):
             raise self.error(f"cannot differentiate {what}: its object holds Tensors or "
                              "Variables, which compiled code does not read", _REFUSED)

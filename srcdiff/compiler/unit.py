@@ -22,7 +22,7 @@ from dataclasses import dataclass
 import gast
 import numpy as np
 
-from .. import _recording
+from .. import _recording, nest
 from ..rules.helpers import batched as batch_of_rows
 from . import checks
 from . import syntax as S
@@ -94,7 +94,7 @@ class Unit:
         that ignores it."""
         for i, arg in enumerate(args):
             if i in self.mutated:
-                args[i] = np.array(arg)
+                args[i] = _own_copy(arg)
             elif type(arg) is np.ndarray:
                 args[i] = view = arg.view()
                 view.setflags(write=False)
@@ -130,6 +130,15 @@ class Unit:
 
 
 _GONE = object()
+
+
+def _own_copy(value):
+    """A copy of an argument that compiled code may write into: of each array, in
+    containers of the same types; any other object is its own (np.array would turn
+    it into an array of objects, and a ragged list into an error)."""
+    if isinstance(value, (list, tuple, dict)):
+        return nest.rebuilt(value, [_own_copy(v) for v in nest.items(value)])
+    return np.array(value) if isinstance(value, np.ndarray) else value
 
 
 def prepare(fn, lifted=(), functions=(), arity=None):
