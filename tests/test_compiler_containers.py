@@ -164,6 +164,13 @@ def numbers(ab):
     return a * a * b + ab[1]
 
 
+def dict_of_numbers(ab):
+    a, b = ab
+    d = {"a": a * b}
+    d["b"] = d["a"] * 3.0  # an item read, then another stored: numbers, not arrays
+    return d["a"] + d["b"]
+
+
 def nested(tree):
     return np.sum(tree["layers"][0][0] * tree["layers"][1][1]) * tree["scale"]
 
@@ -183,6 +190,7 @@ PYTREES = [
     (fields, (Layer(W1, B1), X)),
     (numbers, ((0.3, -1.2),)),
     (numbers, ([0.3, -1.2],)),
+    (dict_of_numbers, ((0.3, -1.2),)),
     (nested, ({"layers": [(V, V * 2.0), [V * 3.0, V]], "scale": 1.5},)),
 ]
 

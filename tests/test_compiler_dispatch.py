@@ -10,6 +10,7 @@ import pytest
 
 import srcdiff as sd
 from compiler_programs import check_grad
+from util import numerical_grad
 from test_compiler_containers import check_tree
 from test_compiler_functions import check_three_ways
 
@@ -137,6 +138,12 @@ class Holder:
         return x
 
 
+class Guarded:
+    def forward(self, x):
+        with np.errstate(all="ignore"):  # a statement the compiler refuses
+            return np.log(x * x)
+
+
 class WithVariable:
     def __init__(self):
         self.w = sd.Variable(np.ones(3))
@@ -183,6 +190,28 @@ def test_a_method_the_compiler_cannot_compile_is_refused_when_it_runs(fn, other,
     assert words in error.message
     assert error.filename == __file__ and error.hint
     assert "." in error.line and "(" in error.line  # it points at the call
+
+
+def call_of_a_method_the_compiler_refuses(x, obj):
+    return np.sum(obj.forward(x))
+
+
+def test_a_refusal_inside_the_method_points_at_the_method():
+    with pytest.raises(sd.CompileError) as info:
+        sd.grad(call_of_a_method_the_compiler_refuses)(X[0].copy(), Guarded())
+    assert info.value.filename == __file__ and "with np.errstate" in info.value.line
+
+
+def test_a_jacobian_through_methods_resolved_when_they_run():
+    """The caller's batched pass is refused (one walk per row instead), never wrong."""
+    def rows(x):
+        for layer, p in zip(LAYERS, PARAMS):
+            x = layer.forward(p, x)
+        return x[0]
+    jac = sd.jacobian(rows)(X)
+    for k in range(3):
+        np.testing.assert_allclose(jac[k], numerical_grad(lambda v: rows(v)[k], X),
+                                   rtol=1e-5, atol=1e-6)
 
 
 def differentiated_object(layer, x):

@@ -139,6 +139,12 @@ def dense(g, like, leaf):
     return values
 
 
+def own_item(g, key):
+    """``g[key]`` of a container's adjoint ``g``, as a value no later write changes: an
+    item of Items is replaced, never written into; a row of an array is copied."""
+    return g[key].copy() if isinstance(g, np.ndarray) else g[key]
+
+
 def item_adjoint(g, index, xs):
     """The adjoint of container ``xs`` from the adjoint ``g`` of ``xs[index]``."""
     if isinstance(index, slice):
