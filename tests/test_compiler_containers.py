@@ -113,6 +113,11 @@ def l2(params):
     return total
 
 
+def scaled_by_key(params, x):
+    scaled = {name: w * (len(name) + 0.5) for name, w in params.items()}
+    return np.sum(np.tanh(x @ scaled["W1"] + scaled["b1"]) * scaled["b2"])
+
+
 def l2_values(params):
     return sum(np.sum(w ** 2) for w in params.values())
 
@@ -159,6 +164,13 @@ def numbers(ab):
     return a * a * b + ab[1]
 
 
+def dict_of_numbers(ab):
+    a, b = ab
+    d = {"a": a * b}
+    d["b"] = d["a"] * 3.0  # an item read, then another stored: numbers, not arrays
+    return d["a"] + d["b"]
+
+
 def nested(tree):
     return np.sum(tree["layers"][0][0] * tree["layers"][1][1]) * tree["scale"]
 
@@ -167,6 +179,7 @@ PYTREES = [
     (mlp, ([(W1, B1), (W2, B2)], X)),
     (mlp, ([[W1, B1]], X)),
     (mlp_dict, (dict(W1=W1, b1=B1, W2=W2, b2=B2), X)),
+    (scaled_by_key, (dict(W1=W1, b1=B1, b2=B1 * 0.5), X)),
     (l2, ({"w": W1, "bias": B1},)),
     (l2_values, ({"w": W1, "bias": B1},)),
     (zipped, (([W1, W2], [B1, B2]), X)),
@@ -177,6 +190,7 @@ PYTREES = [
     (fields, (Layer(W1, B1), X)),
     (numbers, ((0.3, -1.2),)),
     (numbers, ([0.3, -1.2],)),
+    (dict_of_numbers, ((0.3, -1.2),)),
     (nested, ({"layers": [(V, V * 2.0), [V * 3.0, V]], "scale": 1.5},)),
 ]
 
@@ -279,8 +293,33 @@ def tied_largest(v):
     return max([a, a * 1.0, np.sum(v) - 10.0]) * 3.0  # equal items: the first is picked
 
 
+def dict_by_key(v):
+    d = {}
+    d["a"] = v * 2.0
+    d["b"] = np.sin(v)
+    d["a"] = d["a"] * d["b"]  # a key stored twice: the first value reaches d["a"] only
+    return np.sum(d["a"] + d["b"])
+
+
+def dict_comprehension(v):
+    d = {k: v * (k + 1.0) for k in range(3)}
+    return np.sum(d[0] * d[2]) + np.sum(np.sin(d[1]))
+
+
+def dict_comprehension_filtered(v):
+    d = {f"r{i}{j}": v[i] * v[j] for i in range(3) for j in range(i) if j != 1}
+    return d["r10"] * d["r20"] + len(d)
+
+
+def blocks(v):
+    m = np.outer(v, v)
+    grid = np.block([[m, np.sin(m[:, :1])], [v[None, :] * 2.0, np.ones((1, 1))]])
+    return np.sum(grid ** 2) + np.sum(np.block([v[:2], 1.0]) * np.block(v))
+
+
 BUILT = [trajectory, outputs_summed, nested_appends, joined, literal_dict,
-         largest_and_smallest, tied_largest]
+         largest_and_smallest, tied_largest, dict_by_key, dict_comprehension,
+         dict_comprehension_filtered, blocks]
 # Checked against finite differences only: np.array/np.mean of a list of Tensors leave
 # the tape (TensorFlow's too); the tape's np.column_stack and np.hstack of a number fail
 ON_ARRAYS = [array_of_numbers, reduction_of_a_list, comprehension, hstacked,
@@ -321,7 +360,13 @@ def made_an_array_on_one_branch(v):
     return np.sum(xs)
 
 
-@pytest.mark.parametrize("fn", [listed, repeated, made_an_array_on_one_branch], ids=lambda f: f.__name__)
+def set_comprehension(v):
+    s = {x * 2.0 for x in v}  # no order, and equal values merge
+    return sum(s)
+
+
+@pytest.mark.parametrize("fn", [listed, repeated, made_an_array_on_one_branch,
+                                set_comprehension], ids=lambda f: f.__name__)
 def test_unmodelled_container_forms_are_refused(fn):
     with pytest.raises(sd.CompileError):
         sd.grad(fn)(V.copy())

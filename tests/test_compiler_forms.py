@@ -101,6 +101,11 @@ def call_in_a_list_literal(x):
     return np.sum(np.hstack([x, 2.0 * x]))
 
 
+def call_block(x):
+    m = np.outer(x, x)
+    return np.sum(np.block([[m, x[:, None]], [x[None, :], np.zeros((1, 1))]]) ** 2)
+
+
 def call_method_known(x):
     return x.sum() * x.mean()
 
@@ -134,6 +139,28 @@ def call_callable_instance(x):
 
 def call_method_of_a_global(x):
     return np.sum(AFFINE.twice(x))
+
+
+class Sine:
+    def apply(self, a):
+        return np.sin(a)
+
+
+class Shift:
+    def __init__(self, by):
+        self.by = by
+
+    def apply(self, a):
+        return a + self.by
+
+
+MAPS = [Sine(), Shift(np.array([0.5, -1.0, 2.0])), Sine()]
+
+
+def call_method_of_a_local(x):
+    for m in MAPS:  # the method called depends on the item: looked up when it runs
+        x = m.apply(x)
+    return np.sum(x)
 
 
 def helper(a, b=2.0):
@@ -189,6 +216,11 @@ def dict_unpacking(x):
 def dict_comprehension(x):
     d = {k: x * k for k in range(2)}
     return np.sum(d[1])
+
+
+def dict_comprehension_values(x):
+    d = {k: x * k for k in range(2)}
+    return np.sum(sum(d.values()))  # dict.values: refused when it runs
 
 
 def formatted_value(x):
@@ -460,11 +492,12 @@ EXPRESSIONS = {
              (call_method_unknown, REFUSE), (call_user_method, REFUSE),
              (call_user_function_keyword, GRAD), (call_recursive_helper, GRAD),
              (call_with_a_function_argument, GRAD), (call_callable_instance, GRAD),
-             (call_method_of_a_global, GRAD), (call_partial, GRAD)],
+             (call_method_of_a_global, GRAD), (call_partial, GRAD),
+             (call_method_of_a_local, GRAD), (call_block, GRAD)],
     "Compare": [(compare, GRAD)],
     "Constant": [(constant, GRAD)],
     "Dict": [(dict_literal, GRAD), (dict_unpacking, REFUSE)],
-    "DictComp": [(dict_comprehension, REFUSE)],
+    "DictComp": [(dict_comprehension, GRAD), (dict_comprehension_values, REFUSE)],
     "FormattedValue": [(formatted_value, GRAD)],
     "GeneratorExp": [(generator_expression, GRAD), (generator_kept_for_later, REFUSE)],
     "IfExp": [(if_expression, GRAD)],

@@ -29,8 +29,7 @@ MODELS = {
     "gaussian_process": None,
     "rnn": None,
     "lstm": None,
-    "convnet": "layer.forward(...) on items of a list of objects of different classes: "
-               "the method called depends on the item",
+    "convnet": None,
     "ode_net": "a lambda closing over the parameters, passed to the integrator",
 }
 

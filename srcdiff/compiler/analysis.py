@@ -24,6 +24,7 @@ from ..rules import containers
 from ..rules.shapes import SEQUENCE_FORMS, cast
 from . import syntax as S
 from .anf import STATIC_ATTRIBUTES
+from .dispatch import Method
 
 BINOPS = {gast.Add: np.add, gast.Sub: np.subtract, gast.Mult: np.multiply,
           gast.Div: np.true_divide, gast.Pow: np.power, gast.MatMult: np.matmul,
@@ -105,7 +106,8 @@ class Describer:
         if isinstance(value, (gast.ListComp, gast.GeneratorExp, gast.SetComp, gast.DictComp)):
             inner = {n.id for n in gast.walk(value) if isinstance(n, gast.Name)
                      and isinstance(n.ctx, gast.Load)}
-            return Op(Kind.OPAQUE, [S.name(n) for n in sorted(inner)], name="a comprehension")
+            return Op(Kind.OPAQUE, [S.name(n) for n in sorted(inner)],
+                      name=_COMPREHENSIONS.get(type(value), "a comprehension"))
         return unknown(value, _FORMS.get(type(value), "this expression"))
 
     def primitive(self, fn, inputs, kwargs, node, rule=None):
@@ -134,6 +136,11 @@ class Describer:
         except KeyError:
             if isinstance(node.func, gast.Name) and node.func.id == "cast":
                 fn = cast
+            elif isinstance(node.func, gast.Attribute) and isinstance(node.func.value,
+                                                                      gast.Name):
+                # obj.f(x) of a local obj: the method is looked up when it runs
+                return Op(Kind.CALL, [node.func.value] + list(node.args) + [
+                    k.value for k in node.keywords], fn=Method(node.func.attr, kwargs))
             else:
                 return unknown(node, _describe_func(node.func))
         fn = getattr(fn, "__numpy__", fn)  # an sd.* op: its NumPy form
@@ -230,6 +237,11 @@ _FORMS = {gast.BoolOp: "'and'/'or' on values (they return an operand)",
           gast.UnaryOp: "this operator", gast.IfExp: "a conditional expression"}
 
 
+_COMPREHENSIONS = {gast.SetComp: "a set comprehension"}
+_SET_HINT = ("Build a list: a set has no order and merges equal values, so which of them "
+             "a gradient reaches is not defined.")
+
+
 def check_modelled(facts, active, source_map):
     """Refuse, before anything is generated, every assignment whose value carries a
     gradient (its target is active) through an op with no model."""
@@ -248,7 +260,8 @@ def refusal(source_map, s, op):
     what = op.name or "this expression"
     if op.kind is Kind.OPAQUE:
         return source_map.error(s, f"cannot differentiate {what} over an active value",
-                                hint="Write the loop out with 'for'.")
+                                hint=_SET_HINT if what == _COMPREHENSIONS[gast.SetComp]
+                                else "Write the loop out with 'for'.")
     if op.kind is Kind.PACK:
         return source_map.error(s, "cannot differentiate a tuple or list holding an "
                                    "active value",

@@ -129,7 +129,7 @@ class ExpressionLowering:
         if isinstance(node, (gast.Tuple, gast.List)):
             elts = [self.atom(e, hint) for e in node.elts]
             return type(node)(elts=elts, ctx=gast.Load())
-        if isinstance(node, gast.ListComp):
+        if isinstance(node, (gast.ListComp, gast.DictComp)):
             return self.comprehension(node, node)
         if isinstance(node, gast.Dict) and None not in node.keys:  # {**d}: kept whole
             return gast.Dict(keys=[self.atom(k, "key") for k in node.keys],

@@ -25,7 +25,7 @@ planning works from; and the Replay (trip counters, replayed loops).
 import gast
 
 from ..rules import traits_of
-from ..rules.containers import join_lists, zero_adjoints, zeros_like
+from ..rules.containers import join_lists, own_item, zero_adjoints, zeros_like
 from . import syntax as S
 from .adjoint_state import OTHER, OWNED, SET, UNSET, Flow, advance, join, own
 from .analysis import Kind, refusal, target_names
@@ -313,16 +313,21 @@ class Backward:
                     raise NotBatched("elements of an array are assigned at an index array")
                 index = batch_index(index)
             v = s.value
+            # a key or position of a container names one item, whatever its type
+            item = x in self.sequences and not isinstance(index, (gast.Slice, gast.Tuple))
             if isinstance(v, gast.Name) and self.contrib.feeds(s, v.id):
                 part = gast.Subscript(value=S.name(d), slice=S.copy_node(index),
                                       ctx=gast.Load())
-                if not self.contrib.is_basic(index):  # an index array may name an element twice
+                if not item and not self.contrib.is_basic(index):
+                    # an index array may name an element twice
                     part = gast.Call(func=self.refs.helper("last_writes"), keywords=[],
                                      args=[S.name(d), _index_value(S.copy_node(index))])
                 elif self.state.get(x) == OWNED and self.contrib.feeds(s, x):
                     # zeroed in place below: take no view of it
-                    part = gast.Call(func=gast.Attribute(value=part, attr="copy",
-                                                         ctx=gast.Load()), args=[], keywords=[])
+                    part = gast.Call(func=self.refs.bind(own_item, "own_item"), keywords=[],
+                                     args=[S.name(d), S.copy_node(index)]) if item else \
+                        gast.Call(func=gast.Attribute(value=part, attr="copy", ctx=gast.Load()),
+                                  args=[], keywords=[])
                 expr = gast.Call(func=self.refs.helper("unbroadcast"),
                                  args=[part, S.name(v.id)], keywords=[])
                 code += self.contribute(v.id, expr)

@@ -18,6 +18,7 @@ import gast
 from ..rules.helpers import measured_args
 from . import syntax as S
 from .analysis import Kind, target_names
+from .dispatch import MethodCall
 from .release import delete, insert_after, release_points
 from .runtime import UNBOUND, shape_of, unbound
 
@@ -140,6 +141,8 @@ class Forward:
                 unit, tape = self.replay.calls[id(s)]
                 forward = self.refs.bind(unit.forward, unit.name + "_forward")
                 stmt.value.func = forward
+                if isinstance(unit, MethodCall):  # obj.f(x): the receiver is its first input
+                    stmt.value.args = [S.copy_node(s.value.func.value)] + stmt.value.args
                 # the callee's tape keeps its arguments: one this function writes into
                 # later must be a snapshot (unless the callee itself writes into it)
                 stmt.value.args = [S.expr(f"{a.id}.copy()") if isinstance(a, gast.Name)

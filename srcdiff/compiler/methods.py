@@ -73,8 +73,7 @@ def _has_method(obj, attr):
     the instance itself)."""
     if inspect.ismodule(obj) or isinstance(obj, type) or inspect.isroutine(obj):
         return False
-    attributes = getattr(obj, "__dict__", {})
-    if attr in attributes or any(hasattr(v, "_array") for v in attributes.values()):
+    if attr in getattr(obj, "__dict__", {}) or holds_tensors(obj):
         return False  # an attribute of its own, or Tensors and Variables (see below)
     try:
         found = inspect.getattr_static(type(obj), attr)
@@ -82,6 +81,11 @@ def _has_method(obj, attr):
         return False
     module = getattr(found, "__module__", "") or ""
     return inspect.isfunction(found) and module.split(".")[0] not in ("numpy", "scipy")
+
+
+def holds_tensors(obj):
+    """Whether an attribute of ``obj`` is a Tensor or Variable (see the docstring)."""
+    return any(hasattr(v, "_array") for v in getattr(obj, "__dict__", {}).values())
 
 
 def is_method_of(func):

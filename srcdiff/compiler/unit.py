@@ -14,6 +14,7 @@ backward pass, the forward pass), each handing a record to the next; it is the
 only place that knows the order.  The cache is cache.py.
 """
 import copy
+import functools
 import inspect
 import weakref
 from dataclasses import dataclass
@@ -21,7 +22,7 @@ from dataclasses import dataclass
 import gast
 import numpy as np
 
-from .. import _recording
+from .. import _recording, nest
 from ..rules.helpers import batched as batch_of_rows
 from . import checks
 from . import syntax as S
@@ -32,6 +33,7 @@ from .codegen import Refs, compile_source, to_source
 from .containers import (check_appends, check_fields, check_one_kind, container_depths,
                          definite, split_conversions)
 from .contributions import Contributions, callee_writes, resolve_calls
+from .dispatch import Method, MethodCall
 from .errors import CompileError, InvariantError, NotBatched
 from .facts import gather
 from .exits import ExitLowering
@@ -93,7 +95,7 @@ class Unit:
         that ignores it."""
         for i, arg in enumerate(args):
             if i in self.mutated:
-                args[i] = np.array(arg)
+                args[i] = _own_copy(arg)
             elif type(arg) is np.ndarray:
                 args[i] = view = arg.view()
                 view.setflags(write=False)
@@ -137,6 +139,15 @@ class Unit:
 
 
 _GONE = object()
+
+
+def _own_copy(value):
+    """A copy of an argument that compiled code may write into: of each array, in
+    containers of the same types; any other object is its own (np.array would turn
+    it into an array of objects, and a ragged list into an error)."""
+    if isinstance(value, (list, tuple, dict)):
+        return nest.rebuilt(value, [_own_copy(v) for v in nest.items(value)])
+    return np.array(value) if isinstance(value, np.ndarray) else value
 
 
 def prepare(fn, lifted=(), functions=(), arity=None):
@@ -185,6 +196,10 @@ def compile_unit(fn, active, scalars, cache, lifted=(), ranks=(), functions=(), 
         refs.bind(object(), own)                          # name is bound under another
 
     def compile_call(callee, mask, callee_scalars, at, inputs):
+        if isinstance(callee, Method):  # resolved when it runs: dispatch.py
+            return MethodCall(callee, inputs[0].id, mask, callee_scalars, cache,
+                              isinstance(getattr(at, "targets", [None])[0], gast.Tuple),
+                              functools.partial(parsed.source_map.error, at))
         passed = callee_lifted(inputs, parsed.passed, callee is fn)
         try:
             return cache.get(callee, mask, callee_scalars, lifted=passed,

@@ -139,6 +139,12 @@ def dense(g, like, leaf):
     return values
 
 
+def own_item(g, key):
+    """``g[key]`` of a container's adjoint ``g``, as a value no later write changes: an
+    item of Items is replaced, never written into; a row of an array is copied."""
+    return g[key].copy() if isinstance(g, np.ndarray) else g[key]
+
+
 def item_adjoint(g, index, xs):
     """The adjoint of container ``xs`` from the adjoint ``g`` of ``xs[index]``."""
     if isinstance(index, slice):
@@ -244,6 +250,38 @@ def picked(g, ans, xs):
     return Items(xs, {k: g})
 
 
+def block_parts(g, arrays):
+    """The adjoints of the items of the nested lists ``arrays`` from the adjoint ``g`` of
+    ``np.block(arrays)``: cut back along the axis each level of lists joined (the last
+    for the innermost lists), then each piece shaped as its item (NumPy gave an item
+    leading axes of length one up to the result's rank)."""
+    depth = 0
+    x = arrays
+    while isinstance(x, list):
+        depth, x = depth + 1, x[0]
+    rank = np.ndim(g)
+
+    def shape(x, level):
+        """The shape of the block ``x`` makes at ``level`` (lists above it)."""
+        if not isinstance(x, list):
+            own = np.shape(x)
+            return (1,) * (rank - len(own)) + own
+        shapes = [shape(item, level + 1) for item in x]
+        joined = list(shapes[0])
+        joined[level - depth] = sum(s[level - depth] for s in shapes)
+        return tuple(joined)
+
+    def cut(g, x, level):
+        if not isinstance(x, list):
+            return np.reshape(g, np.shape(x))
+        sizes = [shape(item, level + 1)[level - depth] for item in x]
+        pieces = np.split(g, np.cumsum(sizes)[:-1], axis=level - depth)
+        return Items(x, {k: cut(piece, item, level + 1)
+                         for k, (piece, item) in enumerate(zip(pieces, x))})
+
+    return cut(g, arrays, 0)
+
+
 def _hstack_axis(xs):
     return 0 if all(np.ndim(x) <= 1 for x in xs) else 1
 
@@ -267,6 +305,7 @@ WHOLE = {
                     "numpy.vstack"),
     np.column_stack: Rule(np.column_stack, [lambda g, ans, tup: parts(g, tup, 1, _column)],
                           "numpy.column_stack"),
+    np.block: Rule(np.block, [lambda g, ans, arrays: block_parts(g, arrays)], "numpy.block"),
     np.array: Rule(np.array, [lambda g, ans, object, dtype=None: from_array(g, object)],
                    "numpy.array"),
     np.asarray: Rule(np.asarray, [lambda g, ans, a, dtype=None: from_array(g, a)],
