@@ -5,6 +5,8 @@ function reached through ``__array_ufunc__``/``__array_function__`` or an
 ``sd.*`` op, ends in ``apply(fn, *args, **kwargs)``: it runs ``fn`` on the raw
 arrays and, when a tape is recording, hands the call to the tapes that watch
 one of its inputs.  This module knows nothing of tapes beyond that hand-off.
+(An operator on Tensors and Python floats, and a one-input op on a Tensor, have
+nothing for ``apply`` to convert or read, and go straight to its tail, ``_run``.)
 """
 import inspect
 import itertools
