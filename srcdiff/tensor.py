@@ -665,7 +665,7 @@ def _run(fn, impl, args, raw, kwargs, tapes):
     """``impl``, the function behind primitive ``fn``, on ``raw``, the arrays behind
     ``args``: a Tensor, recorded on each of ``tapes`` that follows an input."""
     out = impl(*raw, **kwargs) if kwargs else impl(*raw)
-    if type(out) is not np.ndarray and not isinstance(out, np.generic):
+    if type(out) is not _NDARRAY and not isinstance(out, _GENERIC):
         if isinstance(out, (list, tuple)):
             if tapes and not rules.is_nondifferentiable(fn):
                 _refuse_if_tracked(fn, args, tapes)
@@ -720,6 +720,7 @@ def _tensors_by_position(fn, args, kwargs):
 
 
 _new = object.__new__
+_NDARRAY, _GENERIC = np.ndarray, np.generic  # module constants: one global read, not two
 _RAW = registry.RAW
 
 # ``isinstance(value, Variable)`` as a C-level callable, so ``map`` runs it without frames.
