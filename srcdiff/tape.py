@@ -62,6 +62,7 @@ class _Records:
 
 
 _RULES = registry._VJPS
+_NDARRAY = np.ndarray  # one global read per argument of each record, not two
 _NO_KWARGS = {}  # shared by the records of calls without keywords: one dict less to keep each
 
 
@@ -188,7 +189,7 @@ class GradientTape:
                 refuse_without_rule(primitive_name(fn))
             return
         for a in args:
-            if type(a) is np.ndarray and (a.flags.writeable or a.base is not None):
+            if type(a) is _NDARRAY and (a.flags.writeable or a.base is not None):
                 args, raw, kwargs = _snapshot(args, raw, kwargs)
                 break
         # _Records.add, inlined: this runs once per recorded operation
@@ -374,7 +375,10 @@ class GradientTape:
         if (all(id(t) in source_ids for t in tape.watched)
                 and all(id(v) in source_ids for v in tape.variables.values())):
             # Every watched value is a source, and everything tracked was computed
-            # from a watched value: no need to follow the records.
+            # from a watched value: no need to follow the records.  The set itself
+            # when no op can join it during the walk (the tape is not recording).
+            if not self._recording and source_ids <= tape.tracked:
+                return tape.tracked
             return tape.tracked | source_ids
         reaches = set(source_ids)
         for record in tape.records[:count]:
@@ -410,6 +414,13 @@ def _walk(records, grads, source_ids, reaches, traced, batched, conjugating):
             values, ans = args, out
         else:
             values, ans = raw, out._value
+        # A call with its arguments spelled out runs in the interpreter's own loop;
+        # ``vjp(g, ans, *values)`` costs a C-level call more (as much as a small vjp).
+        arity = len(values) if plain and not kwargs else 0
+        if arity == 1:
+            (v0,) = values
+        elif arity == 2:
+            v0, v1 = values
         vjps = rule.vjps
         i = -1
         for a in args:
@@ -421,7 +432,11 @@ def _walk(records, grads, source_ids, reaches, traced, batched, conjugating):
             vjp = vjps[i] if i < len(vjps) else rule.vjp(i)
             if vjp is None:
                 continue
-            if plain:
+            if arity == 1:
+                d = vjp(g, ans, v0)
+            elif arity == 2:
+                d = vjp(g, ans, v0, v1)
+            elif plain:
                 d = vjp(g, ans, *values, **kwargs) if kwargs else vjp(g, ans, *values)
             else:
                 d = _vjp_general(vjp, rule, g, ans, values, kwargs, i, batched, conjugating)

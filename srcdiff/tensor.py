@@ -5,6 +5,8 @@ function reached through ``__array_ufunc__``/``__array_function__`` or an
 ``sd.*`` op, ends in ``apply(fn, *args, **kwargs)``: it runs ``fn`` on the raw
 arrays and, when a tape is recording, hands the call to the tapes that watch
 one of its inputs.  This module knows nothing of tapes beyond that hand-off.
+(An operator on Tensors and Python floats, and a one-input op on a Tensor, have
+nothing for ``apply`` to convert or read, and go straight to its tail, ``_run``.)
 """
 import inspect
 import itertools
@@ -39,17 +41,39 @@ class TensorShape(tuple):
 
 
 def _binary(fn):
-    """The operator applying ``fn`` to a Tensor and another value, and its reflection."""
+    """The operator applying ``fn`` to a Tensor and another value, and its reflection.
+
+    A Tensor beside a Tensor or a Python float (the common case, and the one tiny
+    ops pay most for) goes straight to ``_run``: a Variable must be read first,
+    anything else converted, and those take ``apply``'s general path."""
     def forward(self, other):
+        if type(self) is Tensor:
+            kind = type(other)
+            if kind is Tensor:
+                return _run(fn, fn, (self, other), (self._value, other._value), None,
+                            STATE.tapes)
+            if kind is float:
+                return _run(fn, fn, (self, other), (self._value, other), None, STATE.tapes)
         if type(other) in _SEQUENCES:
             other = _operand(other, self)
         return apply(fn, self, other)
 
     def reflected(self, other):
+        if type(self) is Tensor and type(other) is float:
+            return _run(fn, fn, (other, self), (other, self._value), None, STATE.tapes)
         if type(other) in _SEQUENCES:
             other = _operand(other, self)
         return apply(fn, other, self)
     return forward, reflected
+
+
+def _unary(fn):
+    """The operator applying ``fn`` to a Tensor (a Variable is read first, by ``apply``)."""
+    def operator(self):
+        if type(self) is Tensor:
+            return _run(fn, fn, (self,), (self._value,), None, STATE.tapes)
+        return apply(fn, self)
+    return operator
 
 
 _SEQUENCES = frozenset({list, tuple})
@@ -180,9 +204,9 @@ class _ArrayLike:
     def __divmod__(self, other): return self.__floordiv__(other), self.__mod__(other)
     def __rdivmod__(self, other): return self.__rfloordiv__(other), self.__rmod__(other)
 
-    def __neg__(self): return apply(np.negative, self)
+    __neg__ = _unary(np.negative)
     def __pos__(self): return self
-    def __abs__(self): return apply(np.absolute, self)
+    __abs__ = _unary(np.absolute)
     def __invert__(self): return apply(np.invert, self)
 
     def __round__(self, ndigits=None):
@@ -634,10 +658,14 @@ def apply(fn, *args, **kwargs):
         args, raw = _raw_args(args, tapes)
     if kwargs:
         kwargs = {k: _raw(v) for k, v in kwargs.items()}
-        out = _RAW.get(fn, fn)(*raw, **kwargs)
-    else:
-        out = _RAW.get(fn, fn)(*raw)
-    if type(out) is not np.ndarray and not isinstance(out, np.generic):
+    return _run(fn, _RAW.get(fn, fn), args, raw, kwargs, tapes)
+
+
+def _run(fn, impl, args, raw, kwargs, tapes):
+    """``impl``, the function behind primitive ``fn``, on ``raw``, the arrays behind
+    ``args``: a Tensor, recorded on each of ``tapes`` that follows an input."""
+    out = impl(*raw, **kwargs) if kwargs else impl(*raw)
+    if type(out) is not _NDARRAY and not isinstance(out, _GENERIC):
         if isinstance(out, (list, tuple)):
             if tapes and not rules.is_nondifferentiable(fn):
                 _refuse_if_tracked(fn, args, tapes)
@@ -692,6 +720,7 @@ def _tensors_by_position(fn, args, kwargs):
 
 
 _new = object.__new__
+_NDARRAY, _GENERIC = np.ndarray, np.generic  # module constants: one global read, not two
 _RAW = registry.RAW
 
 # ``isinstance(value, Variable)`` as a C-level callable, so ``map`` runs it without frames.

@@ -74,3 +74,23 @@ def test_gradient_with_respect_to_an_intermediate_and_a_watched_value():
         lambda v: np.sum(np.sin(v) ** 2 * v), x0), rtol=1e-6)
     (only_s,) = tape.gradient(y, [s])
     np.testing.assert_allclose(only_s.numpy(), ds.numpy())
+
+
+# --- accumulation never writes into memory it does not own ------------------------------
+
+def test_adjoints_a_rule_passes_through_are_added_into_new_arrays():
+    """``np.add``'s vjp returns the adjoint it was given (an alias), so ``x + x + x``
+    hands one array to the walk three times, and the first is the caller's own
+    output gradient: an accumulation in place would change it and triple-count."""
+    x = sd.constant(np.array([1.0, -2.0]))
+    seed = np.array([0.5, 2.0])
+    with sd.GradientTape(persistent=True) as tape:
+        tape.watch(x)
+        y = x + x + x
+        z = sd.exp(x) + sd.exp(x)
+    for _ in range(2):  # the same gradients twice: nothing a walk kept was changed
+        g = tape.gradient(y, x, output_gradients=seed)
+        np.testing.assert_array_equal(seed, [0.5, 2.0])
+        np.testing.assert_allclose(g.numpy(), 3 * seed)
+        np.testing.assert_allclose(tape.gradient(z, x).numpy(), 2 * np.exp([1.0, -2.0]))
+    np.testing.assert_allclose(x.numpy(), [1.0, -2.0])

@@ -811,3 +811,57 @@ def test_sgd_step_descends_the_gradient():
     sd.keras.optimizers.SGD(learning_rate=0.25).apply_gradients(
         zip(tape.gradient(loss, [w]), [w]))
     np.testing.assert_array_equal(w.numpy(), [0.5, -1.0])  # w - 0.25 * 2w
+
+
+# --- the fast paths of operators and one-input ops -------------------------------------
+
+def _tiny_ops(a, ns):
+    """A few blocks of the tape benchmark's ops: each operator form on Tensor and float."""
+    for _ in range(3):
+        y = ns.sin(a)
+        z = ns.tanh(a * y + 0.5)
+        w = ns.exp(-z)
+        a = a - 0.1 * w + abs(y) / 2.0
+    return ns.sum(a) if hasattr(ns, "sum") else ns.reduce_sum(a)
+
+
+def test_tiny_ops_gradient_matches_finite_differences_once_and_persistently_twice():
+    x0 = RNG.normal(size=5)
+    expected = numerical_grad(lambda v: _tiny_ops(v, np), x0)
+    x = f64(x0)
+    with sd.GradientTape() as tape:
+        tape.watch(x)
+        y = _tiny_ops(x, sd)
+    np.testing.assert_allclose(tape.gradient(y, x).numpy(), expected, rtol=1e-6, atol=1e-8)
+    with sd.GradientTape(persistent=True) as tape:
+        tape.watch(x)
+        y = _tiny_ops(x, sd)
+    for _ in range(2):
+        np.testing.assert_allclose(tape.gradient(y, x).numpy(), expected, rtol=1e-6, atol=1e-8)
+
+
+@pytest.mark.parametrize("form", ["v * t", "t * v", "v * 2.0", "2.0 * v", "-v", "abs(v)",
+                                  "sd.sin(v)", "v - t", "t - v"])
+def test_a_variable_in_an_operator_or_op_is_read_and_gets_its_gradient(form):
+    # The operators' fast path is for Tensors and floats: a Variable must still be read
+    # (and so watched) on the general path, or its gradient would be None.
+    v0, t0 = np.array([0.3, -1.2]), np.array([2.0, 0.5])
+    v, t = sd.Variable(v0), f64(t0)
+
+    def f(v_, t_, ns):
+        return eval(form, {"v": v_, "t": t_, "sd": ns})
+    with sd.GradientTape() as tape:
+        y = sd.reduce_sum(f(v, t, sd))
+    expected = numerical_grad(lambda a: np.sum(f(a, t0, np)), v0)
+    np.testing.assert_allclose(tape.gradient(y, v).numpy(), expected, rtol=1e-6, atol=1e-8)
+
+
+def test_an_unwatched_tensor_through_the_fast_paths_is_not_recorded():
+    x, c = f64([1.0, 2.0]), f64([3.0, 4.0])
+    with sd.GradientTape() as tape:
+        tape.watch(x)
+        unwatched = -(sd.exp(c) * 2.0) + 1.0
+        y = sd.reduce_sum(x * unwatched)
+    gx, gc_ = tape.gradient(y, [x, c])
+    assert gc_ is None
+    np.testing.assert_allclose(gx.numpy(), -(np.exp([3.0, 4.0]) * 2.0) + 1.0)

@@ -10,7 +10,9 @@ import inspect
 
 import numpy as np
 
-from ..tensor import Tensor, _ArrayLike, _as_array, apply, convert_to_tensor
+from .._recording import STATE
+from ..rules.registry import RAW
+from ..tensor import Tensor, _ArrayLike, _as_array, _run as run, apply, convert_to_tensor
 
 
 def _lift(values):
@@ -52,11 +54,14 @@ def op(tensors=1):
 def primitive_op(fn, name, params=("x",)):
     """The op that is exactly one NumPy primitive (``sd.sin`` is ``np.sin``), with
     TensorFlow's parameter names ``params`` (``sd.pow(x=2.0, y=3.0)``)."""
+    impl, unary = RAW.get(fn, fn), len(params) == 1
     signature = inspect.Signature(
         [inspect.Parameter(p, inspect.Parameter.POSITIONAL_OR_KEYWORD) for p in params]
         + [inspect.Parameter("name", inspect.Parameter.POSITIONAL_OR_KEYWORD, default=None)])
 
     def call(*args, **kwargs):
+        if unary and len(args) == 1 and not kwargs and type(args[0]) is Tensor:  # sd.sin(x)
+            return run(fn, impl, args, (args[0]._value,), None, STATE.tapes)
         if kwargs or len(args) != len(params):
             args = signature.bind(*args, **kwargs).args[:len(params)]
         return apply(fn, *_lift(args))

@@ -74,8 +74,9 @@ def unbroadcast(g, x):
     """Sum ``g`` down to the shape of ``x``, undoing NumPy broadcasting."""
     # Every binary op's adjoint comes here, mostly with nothing to undo: arrays
     # and Tensors carry their shape, far cheaper to read than np.shape's.
-    try:
-        shape, gshape = x.shape, g.shape
+    try:  # two plain reads: cheaper than a pair, and this is the tape's commonest call
+        shape = x.shape
+        gshape = g.shape
     except AttributeError:  # a Python number
         shape, gshape = np.shape(x), np.shape(g)
     if gshape == shape:
