@@ -184,8 +184,8 @@ class _CompiledCall:
             self._last = (g, grads)
         i, _ = self.owners[k]
         if k not in grads and not self.active[i] and _floating(flat[k]):
-            # A source the tape never watched, asked for as an input of this call: as in
-            # TensorFlow, it gets its gradient. Compile with it active, forward again.
+            # A source watched after the call (the tape asks only for what it tracks):
+            # as in TensorFlow, it gets its gradient. Compile with it active, forward again.
             active = tuple(a or n == i for n, a in enumerate(self.active))
             grads = dict(grads)
             grads.update(self._adjoints(g, flat, active))

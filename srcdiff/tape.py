@@ -346,7 +346,11 @@ class GradientTape:
         tape = self._tape
         count = len(tape.records)  # a persistent tape may record the walk itself: stop here
         traced = bool(STATE.tapes)  # another tape records: run the rules on Tensors
-        source_ids = {id(s) for s in sources}
+        # As in TensorFlow, a source gets a gradient only if the tape tracks it (watched,
+        # or computed from a watched value) or it is a target itself: a constant beside
+        # a watched input gets None.
+        tracked, target_ids = tape.tracked, {id(t) for t in targets}
+        source_ids = {id(s) for s in sources if id(s) in tracked or id(s) in target_ids}
         reaches = self._depending_on(source_ids, count)
 
         grads = {}

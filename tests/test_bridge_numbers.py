@@ -120,7 +120,7 @@ def test_math_code_on_float64_numbers_runs_specialised_with_numpys_semantics(f):
             assert np.isclose(float(g), finite_difference(f, args, i), rtol=1e-5)
 
 
-def test_an_unwatched_number_asked_for_gets_numpys_gradient():
+def test_a_number_watched_after_the_call_gets_numpys_gradient():
     # the call is compiled again with x active: x stays a stand-in for an np.float64
     compiled = sd.function(by_zero)
     x, a = sd.constant(0.0, dtype=sd.float64), sd.constant(0.9, dtype=sd.float64)
@@ -128,11 +128,13 @@ def test_an_unwatched_number_asked_for_gets_numpys_gradient():
     for f in (compiled, by_zero):
         with warnings.catch_warnings():
             warnings.simplefilter("ignore", RuntimeWarning)
-            with sd.GradientTape() as tape:
+            with sd.GradientTape(persistent=True) as tape:
                 tape.watch(a)
                 y = f(x, a)
+                tape.watch(x)
             results.append([y] + tape.gradient(y, [a, x]))
     assert all(same(c, e) for c, e in zip(*results))
+    assert np.isinf(float(results[0][2]))
 
 
 def test_variables_floats_and_numpy_numbers():

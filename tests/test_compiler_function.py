@@ -192,19 +192,27 @@ def test_gradients_of_arguments_equal_the_eager_tapes(scale):
 
 
 def test_an_unwatched_argument_gets_the_gradient_the_eager_tape_gives():
-    # As in TensorFlow, a source that is an input of a recorded call gets its
-    # gradient although it was never watched; an unrelated tensor gets None.
+    # As in TensorFlow: an argument never watched gets None, one watched after the
+    # call (while the tape records) its gradient: the call is compiled again with it
+    # active; an unrelated tensor gets None.
     x, y, unrelated = sd.constant(X), sd.constant(Y), sd.constant(Y)
     grads = {}
     for name, fn in (("compiled", compiled), ("eager", plain)):
-        with sd.GradientTape() as tape:
+        with sd.GradientTape(persistent=True) as tape:
             tape.watch(x)
             value = fn(x, y)
         grads[name] = tape.gradient(value, [x, y, unrelated])
-    assert grads["compiled"][2] is None and grads["eager"][2] is None
-    assert_close(grads["compiled"], grads["eager"])
+        with tape:
+            tape.watch(y)
+        grads[name, "watched after"] = tape.gradient(value, [x, y, unrelated])
+    assert grads["compiled"][1:] == grads["eager"][1:] == [None, None]
+    assert grads["compiled", "watched after"][2] is None
+    assert_close(grads["compiled"][:1], grads["eager"][:1])
+    assert_close(grads["compiled", "watched after"][:2], grads["eager", "watched after"][:2])
     np.testing.assert_allclose(grads["compiled"][0], finite_difference(plain, (X, Y), 0),
                                rtol=1e-6)
+    np.testing.assert_allclose(grads["compiled", "watched after"][1],
+                               finite_difference(plain, (X, Y), 1), rtol=1e-6)
 
 
 def _tanh_product(w, x):

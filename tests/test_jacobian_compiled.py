@@ -212,13 +212,16 @@ def test_tape_batch_jacobian_of_a_compiled_call():
     np.testing.assert_allclose(vectorised.numpy(), rows.numpy(), rtol=1e-12, atol=1e-12)
 
 
-def test_an_unwatched_input_of_a_compiled_call_asked_for_in_a_jacobian():
-    """A source the tape never watched, an input of the call, gets its jacobian: the
-    call is compiled again with it active (as for a gradient)."""
+def test_an_input_of_a_compiled_call_watched_after_it_in_a_jacobian():
+    """A source watched after the call (an input of it) gets its jacobian: the call is
+    compiled again with it active (as for a gradient); never watched, it gets None."""
     x, w = sd.constant(X), sd.constant(W)
     with sd.GradientTape(persistent=True) as tape:
         tape.watch(x)
         y = compiled_layers(x, w, B)
+    assert tape.jacobian(y, w) is None
+    with tape:
+        tape.watch(w)
     vectorised = tape.jacobian(y, [x, w])
     rows = tape.jacobian(y, [x, w], experimental_use_pfor=False)
     for v, r, expected in zip(vectorised, rows, per_row(layers, (X, W, B), (0, 1))):

@@ -49,14 +49,22 @@ def test_operations_on_unwatched_tensors_are_not_recorded():
     assert tape.gradient(y, [x, w]) == [9.0, None]
 
 
-def test_unwatched_source_that_is_an_input_of_a_recorded_operation_has_a_gradient():
-    # As in TensorFlow: a recorded operation keeps all its inputs, and a source
-    # among them gets its gradient although it was never watched.
+def test_an_unwatched_source_beside_a_watched_input_has_no_gradient():
+    # As in TensorFlow: the recorded operation keeps all its inputs, but only a source
+    # the tape tracks (or a target itself) gets a gradient; one watched after the
+    # operation, while it still records, does.
     x, w = sd.constant(2.0), sd.constant(3.0)
     with sd.GradientTape() as tape:
         tape.watch(x)
         y = x * w
-    assert tape.gradient(y, [x, w]) == [3.0, 2.0]
+    assert tape.gradient(y, [x, w]) == [3.0, None]
+    with sd.GradientTape(persistent=True) as tape:
+        tape.watch(x)
+        y = x * w
+        z = y * w
+        tape.watch(w)
+    assert tape.gradient(z, [x, w, y]) == [9.0, 12.0, 3.0]
+    assert tape.gradient(w, w) == 1.0  # a target is its own source
 
 
 def test_operations_before_watch_are_not_recorded():
