@@ -141,7 +141,7 @@ class Cache:
 def ranks_of(values):
     """The rank of each value that is an ndarray (None for anything else): a compile is
     keyed on them, so the compiler knows that x[i] of a vector is a number, not a view."""
-    return tuple(v.ndim if type(v) is np.ndarray else None for v in values)
+    return tuple([v.ndim if type(v) is np.ndarray else None for v in values])
 
 
 def _as_defined(fn):
