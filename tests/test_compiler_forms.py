@@ -225,6 +225,21 @@ def lambda_escapes(x):
     return np.sum(np.apply_along_axis(lambda t: t * 2.0, 0, x))
 
 
+def lambda_passed_to_a_helper(x):
+    a = np.sin(x)
+    return np.sum(applied(lambda t: t * a, x))  # a closure: a is passed along with it
+
+
+def nested_def_passed_to_a_helper(x):
+    def scaled(t):
+        return np.tanh(t) * x
+    return np.sum(applied(scaled, x))
+
+
+def lambda_returned(x):
+    return np.sum(x), lambda t: t * x
+
+
 def list_literal(x):
     xs = [x, x * 2.0]
     return np.sum(xs[0] * xs[1])
@@ -469,7 +484,8 @@ EXPRESSIONS = {
     "GeneratorExp": [(generator_expression, GRAD), (generator_kept_for_later, REFUSE)],
     "IfExp": [(if_expression, GRAD)],
     "JoinedStr": [(formatted_value_of_a_gradient, GRAD)],
-    "Lambda": [(lambda_form, GRAD), (lambda_escapes, REFUSE)],
+    "Lambda": [(lambda_form, GRAD), (lambda_escapes, REFUSE),
+               (lambda_passed_to_a_helper, GRAD), (lambda_returned, REFUSE)],
     "List": [(list_literal, GRAD)],
     "ListComp": [(list_comprehension, GRAD), (list_comprehension_nested, GRAD)],
     "Name": [(name, GRAD)],
@@ -497,7 +513,8 @@ STATEMENTS = {
     "Delete": [(delete, REFUSE)],
     "Expr": [(expression_statement, GRAD)],
     "For": [(for_loop, GRAD)],
-    "FunctionDef": [(function_definition, GRAD), (function_definition_recursive, REFUSE),
+    "FunctionDef": [(function_definition, GRAD), (nested_def_passed_to_a_helper, GRAD),
+                    (function_definition_recursive, REFUSE),
                     (nonlocal_statement, REFUSE)],
     "Global": [(global_statement, REFUSE)],
     "If": [(if_statement, GRAD)],

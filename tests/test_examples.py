@@ -31,7 +31,7 @@ MODELS = {
     "lstm": None,
     "convnet": "layer.forward(...) on items of a list of objects of different classes: "
                "the method called depends on the item",
-    "ode_net": "a lambda closing over the parameters, passed to the integrator",
+    "ode_net": None,
 }
 
 

@@ -54,6 +54,7 @@ class Parsed:
         self.namespace = namespace    # free names: closure cells over globals over builtins
         self.functions = {}           # parameter -> the function the unit is compiled for
         self.passed = {}              # parameter -> what a callee reads (unit._lift)
+        self.closures = {}            # name -> what a callee reads (closures.py)
 
     @property
     def params(self):

@@ -28,6 +28,7 @@ from . import syntax as S
 from .aliasing import check_call_writes, check_effects, check_views, written_names
 from .analysis import Describer, activity, adjoint_inputs, check_modelled, varied_names
 from .backward import Backward
+from .closures import convert_closures
 from .codegen import Refs, compile_source, to_source
 from .containers import (check_appends, check_fields, check_one_kind, container_depths,
                          definite, split_conversions)
@@ -145,6 +146,7 @@ def prepare(fn, lifted=(), functions=(), arity=None):
         named = parsed.namespace.get(node.name)
         own = node.name if getattr(named, "python_function", named) is fn else None
         parsed.passed = _lift(node, lifted, names, own)
+    convert_closures(node, parsed, names)
     inline_local_functions(node, names, parsed.source_map)
     ExitLowering(names, parsed.source_map).lower_function(node)
     node.body = Normalizer(names, parsed.source_map, parsed.resolve).block(node.body)
@@ -176,7 +178,9 @@ def compile_unit(fn, active, scalars, cache, lifted=(), ranks=(), functions=(), 
         refs.bind(object(), own)                          # name is bound under another
 
     def compile_call(callee, mask, callee_scalars, at, inputs):
-        passed = callee_lifted(inputs, parsed.passed, callee is fn)
+        itself = callee is fn
+        passed = callee_lifted(inputs, parsed.passed if itself else {
+            **parsed.passed, **parsed.closures}, itself)
         try:
             return cache.get(callee, mask, callee_scalars, lifted=passed,
                              functions=function_arguments(inputs, parsed.resolve, callee),
@@ -323,7 +327,7 @@ def reverse(parsed, body, wrt, names, refs, compile_call, scalar_params, param_d
     param_depths = param_depths or {}
     depths, _ = container_depths(facts, param_depths)
     calls, tuples = resolve_calls(facts, active, feeds, compile_call, names, depths,
-                                  parsed.passed)
+                                  {**parsed.passed, **parsed.closures})
     writes = callee_writes(facts, calls, compile_call, depths)
     check_call_writes(facts, writes, varied, active, source_map)
     depths, mixed = container_depths(facts, param_depths, {

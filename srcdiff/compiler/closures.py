@@ -1,0 +1,324 @@
+"""Closure conversion: a function made in the body and passed to a user function.
+
+A lambda written as an argument of a call of a user function (``rk4(lambda y, t:
+dynamics(params, y), y0, times)``), or a local function (a nested ``def``, or a
+lambda bound to a name: local_functions.py) passed by its name, is compiled as a
+function of its own: its code, a constant of the enclosing function's code, made
+into a function object, whose free names that are locals of the enclosing unit --
+its captures -- are extra parameters (``lifted``, see unit._lift).  The call passes
+their values after its arguments, so their adjoints flow back to the enclosing
+function; the callee passes them on to each call of the parameter that holds the
+closure (``f/params``: unit._lift appends them), and to each helper it passes that
+parameter to (this pass again, in the callee).
+
+Python reads a closure's free variables when it runs, not when it is made; while
+the helper runs, the enclosing function's locals cannot change (a closure that
+writes them, ``nonlocal``, is refused), so their values at the helper's call are
+what the closure reads, rebound or not since it was made.
+
+Invariant of the output: each such argument is a name bound to the function object
+(``parsed.namespace``); the call binds every positional parameter of the callee by
+position (keywords and defaults moved into place), then passes each capture in a
+fresh name assigned just before the statement; ``parsed.closures`` maps that name
+to what the callee reads (``callee/param/capture``, unit.callee_lifted strips the
+first part).  A call of a parameter holding a closure binds the closure's
+parameters by position likewise, before the captures unit._lift appended.  What is
+not modelled is refused here, or left as it was and refused later: a lambda
+anywhere else (returned, stored, passed to NumPy: "a lambda is not supported"), in
+a ``while`` test, a comprehension or another lambda.
+"""
+import inspect
+import types
+
+import gast
+
+from . import syntax as S
+from .local_functions import as_def, lambda_as_def
+
+CONSTANTS = (type(None), bool, int, float, complex, str)
+
+
+def convert_closures(node, parsed, names):
+    """Convert, in place, the closures the FunctionDef ``node`` passes to user functions
+    (see the module docstring)."""
+    if not any(isinstance(n, gast.Lambda) for n in gast.walk(node)) and not any(
+            _captures_of(f) for f in parsed.functions.values()) and not any(
+            as_def(s) for s in node.body):
+        return
+    converter = _Converter(node, parsed, names)
+    node.body = converter.block(node.body)
+
+
+def _captures_of(fn):
+    return getattr(fn, "srcdiff_captures", ())
+
+
+class _Converter:
+    def __init__(self, node, parsed, names):
+        self.parsed = parsed
+        self.source_map = parsed.source_map
+        self.names = names
+        self.fn = parsed.fn
+        self.params = [a.id for a in node.args.args]  # the lifted ones too
+        self.locals = set(self.params) | S.assigned_names(node.body)
+        self.local_defs = {}  # name -> (top-level index, FunctionDef) of local functions
+        for k, s in enumerate(node.body):
+            fdef = as_def(s)
+            if fdef is not None:
+                self.local_defs.setdefault(fdef.name, (k, fdef, s))
+        self.made = {}  # id(the lambda or def) -> (closure, captures)
+        self.top = None  # index of the top-level statement being converted
+
+    def block(self, stmts, top=True):
+        out = []
+        for k, s in enumerate(stmts):
+            if top:
+                self.top = k
+            pre = []
+            if isinstance(s, gast.If):
+                s.test = self.expr(s.test, pre)
+                s.body, s.orelse = self.block(s.body, False), self.block(s.orelse, False)
+            elif isinstance(s, gast.For):
+                s.iter = self.expr(s.iter, pre)
+                s.body, s.orelse = self.block(s.body, False), self.block(s.orelse, False)
+            elif isinstance(s, gast.While):  # its test runs again on every trip: left
+                s.body, s.orelse = self.block(s.body, False), self.block(s.orelse, False)
+            elif isinstance(s, (gast.FunctionDef, gast.ClassDef, gast.Try, gast.With)):
+                pass  # a local def is inlined (local_functions.py); the rest is refused
+            elif top and as_def(s) is not None:
+                pass  # a local function's definition
+            else:
+                s = self.expr(s, pre)
+            out += pre + [s]
+        return out
+
+    def expr(self, node, pre):
+        """``node`` with its calls converted; copies of captures appended to ``pre``."""
+        converter = self
+
+        class Calls(gast.NodeTransformer):
+            def visit_Call(self, call):
+                self.generic_visit(call)
+                return converter.call(call, pre)
+
+            def visit_Lambda(self, n):
+                return n  # its body runs elsewhere: converted when it is compiled
+
+            def visit_comprehension_form(self, n):
+                return n  # its own scope: a lambda in it stays, refused
+
+            visit_ListComp = visit_SetComp = visit_DictComp = visit_GeneratorExp = \
+                visit_comprehension_form
+
+        return Calls().visit(node)
+
+    def call(self, call, pre):
+        if isinstance(call.func, gast.Name) and _captures_of(
+                self.parsed.functions.get(call.func.id)):
+            # a call of the closure this unit holds: unit._lift appended its captures
+            closure = self.parsed.functions[call.func.id]
+            count = len(_captures_of(closure))
+            given = call.args[:len(call.args) - count]
+            call.args = self.positional(call, closure, given) + call.args[len(given):]
+            call.keywords = []
+            return call
+        passed = [(k, self.closure(a)) for k, a in enumerate(call.args)]
+        passed += [(kw.arg, self.closure(kw.value)) for kw in call.keywords]
+        passed = [(at, c) for at, c in passed if c is not None]
+        if not passed:
+            return call
+        callee = self.callee(call)
+        if callee is None:
+            return call  # not a user function's call: the lambda is refused later
+        signature = inspect.signature(callee)
+        if any(p.kind in (p.KEYWORD_ONLY, p.VAR_KEYWORD)
+               for p in signature.parameters.values()):
+            raise self.source_map.error(call, f"a function made here is passed to "
+                                              f"{callee.__qualname__}, which takes keyword-"
+                                              "only parameters or **kwargs: not supported",
+                                        hint="Give it positional parameters only.")
+        positional = _positional_names(callee)
+        captured = []
+        for at, (closure, values) in passed:
+            if isinstance(at, int) and at >= len(positional):
+                raise self.source_map.error(call, f"a function made here is passed to "
+                                                  f"{callee.__qualname__} in its *args: not "
+                                                  "supported",
+                                            hint="Pass it to a named parameter.")
+            param = positional[at] if isinstance(at, int) else at
+            ref = self.bind(closure, param)
+            if isinstance(at, int):
+                call.args[at] = ref
+            else:
+                for kw in call.keywords:
+                    if kw.arg == at:
+                        kw.value = ref
+            for capture, value in zip(_captures_of(closure), values):
+                copy = self.names.fresh(f"{param}_{capture}")
+                pre.append(gast.copy_location(S.assign(copy, S.name(value)), call))
+                self.parsed.closures[copy] = f"{_callee_name(call)}/{param}/{capture}"
+                captured.append(S.name(copy))
+        fixed = len(call.args) if len(call.args) > len(positional) else None
+        call.args = (self.positional(call, callee, call.args) if fixed is None
+                     else call.args) + captured
+        if fixed is not None and call.keywords:
+            raise self.source_map.error(call, "a call passing a function made here and "
+                                              "extra positional arguments must not pass "
+                                              "keywords", hint="Pass them by position.")
+        call.keywords = []
+        return call
+
+    def positional(self, call, fn, given):
+        """The arguments binding every positional parameter of ``fn`` in ``call``, whose
+        positional arguments are ``given``: keywords moved into place, defaults
+        (constants and functions) filled in."""
+        names = _positional_names(fn)
+        if len(given) > len(names):
+            return list(given)  # more: into *args, keywords refused by the caller
+        values = dict(zip(names, given))
+        for kw in call.keywords:
+            if kw.arg is None or kw.arg not in names or kw.arg in values:
+                raise self.source_map.error(call, f"{fn.__qualname__}() got an unexpected "
+                                                  f"or repeated argument {kw.arg!r}",
+                                            hint=f"Its parameters are {', '.join(names)}.")
+            values[kw.arg] = kw.value
+        defaults = {p.name: p.default for p in inspect.signature(fn).parameters.values()
+                    if p.default is not p.empty}
+        out = []
+        for p in names:
+            if p in values:
+                out.append(values[p])
+            elif p not in defaults:
+                raise self.source_map.error(call, f"{fn.__qualname__}() is missing the "
+                                                  f"argument {p!r}", hint=f"Pass {p!r}.")
+            elif isinstance(defaults[p], CONSTANTS):
+                out.append(S.const(defaults[p]))
+            elif callable(defaults[p]):
+                out.append(self.bind(defaults[p], p))
+            else:
+                raise self.source_map.error(call, f"the default of {p!r} in "
+                                                  f"{fn.__qualname__} is not a constant",
+                                            hint=f"Pass {p!r} explicitly.")
+        return out
+
+    def bind(self, obj, hint):
+        """A fresh name the generated code and ``parsed.resolve`` read as ``obj``."""
+        name = self.names.fresh(hint)
+        self.parsed.namespace[name] = obj
+        return S.name(name)
+
+    def callee(self, call):
+        try:
+            fn = self.parsed.resolve(call.func)
+        except KeyError:
+            return None
+        fn = getattr(fn, "python_function", fn)
+        return fn if inspect.isfunction(fn) else None
+
+    def closure(self, arg):
+        """(function, the names holding its captures here) if ``arg`` is a lambda, a
+        local function or a parameter holding a closure; else None."""
+        if isinstance(arg, gast.Lambda):
+            return self.made_from(arg, lambda_as_def("lambda", arg))
+        if not isinstance(arg, gast.Name):
+            return None
+        held = self.parsed.functions.get(arg.id)
+        if _captures_of(held):  # passed on: the captures this unit was passed with it
+            where = {e: p for p, e in self.parsed.passed.items()}
+            return held, [where[f"{arg.id}/{c}"] for c in _captures_of(held)]
+        if arg.id in self.local_defs and arg.id not in self.params:
+            index, fdef, stmt = self.local_defs[arg.id]
+            if index >= self.top:
+                raise self.source_map.error(arg, f"the local function {arg.id!r} is passed "
+                                                  "before it is defined",
+                                            hint=f"Define {arg.id!r} above.")
+            return self.made_from(stmt.value if isinstance(stmt, gast.Assign) else fdef, fdef)
+        return None
+
+    def made_from(self, node, fdef):
+        """(function, captures) for the lambda or def ``node`` (``fdef`` its def form)."""
+        if id(node) not in self.made:
+            self.made[id(node)] = self.make(node, fdef)
+        closure, captures = self.made[id(node)]
+        return closure, list(captures)
+
+    def make(self, node, fdef):
+        refuse = None
+        args = fdef.args
+        if args.vararg or args.kwarg or args.kwonlyargs or args.posonlyargs:
+            refuse = "a function passed as a value may not take *args, **kwargs or " \
+                     "keyword-only parameters"
+        elif not all(isinstance(d, gast.Constant) for d in args.defaults):
+            refuse = "the default values of a function passed as a value must be constants"
+        elif fdef.decorator_list:
+            refuse = "a decorated local function cannot be passed as a value"
+        elif any(isinstance(n, (gast.Global, gast.Nonlocal)) for n in gast.walk(fdef)):
+            refuse = "a function passed as a value may not declare 'global' or 'nonlocal'"
+        if refuse:
+            raise self.source_map.error(node, refuse, hint="Define it at module level.")
+        code = self.code_of(node)
+        own = {a.id for a in args.args} | S.assigned_names(fdef.body)
+        free = {n.id for n in gast.walk(fdef) if isinstance(n, gast.Name)
+                and isinstance(n.ctx, gast.Load)} - own
+        captures = sorted(free & self.locals)
+        cells = set(self.fn.__code__.co_cellvars)
+        for c in captures:  # a local of the unit the code reads otherwise: refused
+            if c not in code.co_freevars and c not in code.co_names:
+                raise self.source_map.error(node, f"a function made here reads {c!r}, which "
+                                                  "the compiler renamed (*args, or a Tensor "
+                                                  "read through an attribute)",
+                                            hint="Pass that value as an argument.")
+        for v in code.co_freevars:
+            if v in self.local_defs:
+                raise self.source_map.error(node, f"a function made here calls the local "
+                                                  f"function {v!r}: not supported",
+                                            hint=f"Define {v!r} at module level.")
+            if v in cells and v not in captures:
+                raise self.source_map.error(node, f"a function made here reads {v!r}, "
+                                                  "which the compiler renamed (*args)",
+                                            hint="Pass that value as an argument.")
+        outer = dict(zip(self.fn.__code__.co_freevars, self.fn.__closure__ or ()))
+        closure = tuple(outer.get(v) or types.CellType() for v in code.co_freevars)
+        defaults = tuple(d.value for d in args.defaults) or None
+        fn = types.FunctionType(code, self.fn.__globals__, code.co_name, defaults,
+                                closure or None)
+        fn.srcdiff_captures = tuple(captures)
+        return fn, captures
+
+    def code_of(self, node):
+        """The code object of the lambda or def ``node`` among the function's constants."""
+        codes = [c for c in self.fn.__code__.co_consts if inspect.iscode(c)]
+        if isinstance(node, gast.FunctionDef):
+            found = [c for c in codes if c.co_name == node.name]
+        else:
+            body = node.body
+            start = (self.source_map.file_line(body), body.col_offset + self.source_map.col_offset)
+            end = (self.source_map.first_line + body.end_lineno - 1,
+                   body.end_col_offset + self.source_map.col_offset)
+            found = [c for c in codes if c.co_name == "<lambda>"
+                     and start <= _first_position(c) < end]
+        if len(found) != 1:
+            raise self.source_map.error(node, "cannot find the code of this function "
+                                              "(the file changed since it was imported?)",
+                                        hint="Reload the module.")
+        return found[0]
+
+
+def _first_position(code):
+    """(line, column) of the first instruction of ``code`` that has a place in its body
+    (as parse.find_lambda reads it)."""
+    positions = [p for p in code.co_positions() if p[0] is not None and p[2] is not None
+                 and p[0] >= code.co_firstlineno and (p[2], p[3]) != (0, 0)]
+    return (positions[0][0], positions[0][2]) if positions else (0, -1)
+
+
+def _positional_names(fn):
+    return [p.name for p in inspect.signature(fn).parameters.values()
+            if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD)]
+
+
+def _callee_name(call):
+    func = call.func
+    while isinstance(func, gast.Attribute):
+        func = func.value
+    return func.id if isinstance(func, gast.Name) else "callee"
