@@ -30,6 +30,12 @@ def integrate(f, y0, steps, *args):  # examples/ode_net.py's rk4, in small
     return np.stack(states)
 
 
+def walk(f, y, n):  # recursive: it hands the closure on to itself
+    if n == 0:
+        return y
+    return walk(f, f(y), n - 1)
+
+
 def with_defaults(v, act, scale=2.0, shift=0.5):
     return act(v) * scale + shift
 
@@ -103,7 +109,11 @@ def keywords_and_defaults(x, w):
                   + keyword_caller(lambda y, t, k=2.0: y * w * t * k, x))
 
 
-PROGRAMS = [lambda_over_a_parameter, lambda_over_computed_locals,
+def to_a_recursive_helper(x, w):
+    return np.sum(walk(lambda t: np.sin(t) * w + x, x, 3))
+
+
+PROGRAMS = [to_a_recursive_helper, lambda_over_a_parameter, lambda_over_computed_locals,
             local_def_passed_and_called, handed_on_through_two_helpers, ode_with_a_closure,
             closure_over_a_list_of_layers, helper_with_star_args, closure_sees_a_rebinding,
             a_new_closure_every_trip, keywords_and_defaults]
@@ -159,6 +169,10 @@ def to_keyword_only(x):
     return np.sum(keyword_only(x, act=lambda t: t * x))
 
 
+def reads_star_args(x, *rest):
+    return np.sum(apply(lambda t: t * rest[0], x))
+
+
 def calls_another_local_function(x):
     def inner(t):
         return t * x
@@ -173,7 +187,8 @@ def calls_another_local_function(x):
     (into_star_args, r"\*args"),
     (to_keyword_only, "keyword-only"),
     (calls_another_local_function, "local function"),
+    (reads_star_args, "renamed"),
 ], ids=lambda v: getattr(v, "__name__", ""))
 def test_closures_not_modelled_are_refused(f, words):
     with pytest.raises(sd.CompileError, match=words):
-        sd.grad(f)(X.copy())
+        sd.grad(f)(*(X.copy(),) * (2 if f is reads_star_args else 1))

@@ -60,7 +60,9 @@ class _Converter:
         self.names = names
         self.fn = parsed.fn
         self.params = [a.id for a in node.args.args]  # the lifted ones too
-        self.locals = set(self.params) | S.assigned_names(node.body)
+        self.lifted = set(self.params) - set(parsed.params)  # parsed.node: as written
+        code = self.fn.__code__
+        self.locals = set(self.params) | set(code.co_varnames) | set(code.co_cellvars)
         self.local_defs = {}  # name -> (top-level index, FunctionDef) of local functions
         for k, s in enumerate(node.body):
             fdef = as_def(s)
@@ -130,6 +132,15 @@ class _Converter:
         callee = self.callee(call)
         if callee is None:
             return call  # not a user function's call: the lambda is refused later
+        if callee is self.fn:  # recursion: unit._lift passes its lifted parameters on
+            positional = _positional_names(callee)
+            if all(isinstance(at, int) and at < len(positional)
+                   and getattr(call.args[at], "id", None) == positional[at]
+                   for at, _ in passed):
+                return call  # each closure handed on in its own place
+            raise self.source_map.error(call, "a recursive call may pass a function made "
+                                              "as a value only in its own place",
+                                        hint="Pass the same parameter in the same place.")
         signature = inspect.signature(callee)
         if any(p.kind in (p.KEYWORD_ONLY, p.VAR_KEYWORD)
                for p in signature.parameters.values()):
@@ -154,7 +165,7 @@ class _Converter:
                     if kw.arg == at:
                         kw.value = ref
             for capture, value in zip(_captures_of(closure), values):
-                copy = self.names.fresh(f"{param}_{capture}")
+                copy = self.names.fresh(f"{param}_{capture}".replace("/", "_"))
                 pre.append(gast.copy_location(S.assign(copy, S.name(value)), call))
                 self.parsed.closures[copy] = f"{_callee_name(call)}/{param}/{capture}"
                 captured.append(S.name(copy))
@@ -262,8 +273,14 @@ class _Converter:
                 and isinstance(n.ctx, gast.Load)} - own
         captures = sorted(free & self.locals)
         cells = set(self.fn.__code__.co_cellvars)
-        for c in captures:  # a local of the unit the code reads otherwise: refused
-            if c not in code.co_freevars and c not in code.co_names:
+        reads = {}  # capture -> what the function's own code reads for it (its lifted)
+        for c in captures:
+            helper, _, inner = self.parsed.passed.get(c, "").partition("/")
+            if c in code.co_freevars or (c in code.co_names and c in self.lifted):
+                reads[c] = c  # a local, or a global Tensor lifted under its own name
+            elif inner and helper in code.co_names:
+                reads[c] = self.parsed.passed[c]  # what a helper it calls reads: helper/W
+            else:  # a local of the unit the code does not read as one: refused
                 raise self.source_map.error(node, f"a function made here reads {c!r}, which "
                                                   "the compiler renamed (*args, or a Tensor "
                                                   "read through an attribute)",
@@ -282,7 +299,7 @@ class _Converter:
         defaults = tuple(d.value for d in args.defaults) or None
         fn = types.FunctionType(code, self.fn.__globals__, code.co_name, defaults,
                                 closure or None)
-        fn.srcdiff_captures = tuple(captures)
+        fn.srcdiff_captures = tuple(reads[c] for c in captures)
         return fn, captures
 
     def code_of(self, node):
