@@ -133,10 +133,6 @@ def test_the_closure_reads_the_value_at_the_call():
 
 # --- refused ------------------------------------------------------------------------
 
-def keyword_only(v, *, act):
-    return act(v)
-
-
 def returns_a_lambda(x):
     s = np.sum(x)
     return np.sum(x), lambda t: t * s
@@ -165,10 +161,6 @@ def into_star_args(x):
     return np.sum(integrate(lambda y, t, c: c(y), x, 2, lambda y: y * x))
 
 
-def to_keyword_only(x):
-    return np.sum(keyword_only(x, act=lambda t: t * x))
-
-
 def reads_star_args(x, *rest):
     return np.sum(apply(lambda t: t * rest[0], x))
 
@@ -185,7 +177,6 @@ def calls_another_local_function(x):
     (to_numpy, "lambda is not supported"),
     (writes_nonlocal, "nonlocal"),
     (into_star_args, r"\*args"),
-    (to_keyword_only, "keyword-only"),
     (calls_another_local_function, "local function"),
     (reads_star_args, "renamed"),
 ], ids=lambda v: getattr(v, "__name__", ""))

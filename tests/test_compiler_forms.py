@@ -144,6 +144,22 @@ def call_user_function_keyword(x):
     return np.sum(helper(x, b=3.0))
 
 
+def keyword_only_helper(a, *, b=2.0, c):
+    return a * b + c
+
+
+def call_keyword_only_parameters(x):
+    return np.sum(keyword_only_helper(x, c=x * x) + keyword_only_helper(c=1.0, a=x, b=x))
+
+
+def kwargs_helper(a, **options):
+    return a * options["b"]
+
+
+def call_kwargs_parameters(x):
+    return np.sum(kwargs_helper(x, b=3.0))
+
+
 def halving(a, n):
     return a if n == 0 else halving(np.sin(a) * 0.5, n - 1) + a
 
@@ -474,6 +490,7 @@ EXPRESSIONS = {
              (call_in_a_list_literal, GRAD), (call_method_known, GRAD),
              (call_method_unknown, REFUSE), (call_user_method, REFUSE),
              (call_user_function_keyword, GRAD), (call_recursive_helper, GRAD),
+             (call_keyword_only_parameters, GRAD), (call_kwargs_parameters, REFUSE),
              (call_with_a_function_argument, GRAD), (call_callable_instance, GRAD),
              (call_method_of_a_global, GRAD), (call_partial, GRAD)],
     "Compare": [(compare, GRAD)],

@@ -32,7 +32,9 @@ import types
 
 import gast
 
+from .. import rules
 from . import syntax as S
+from .analysis import is_library
 from .local_functions import as_def, lambda_as_def
 
 CONSTANTS = (type(None), bool, int, float, complex, str)
@@ -41,10 +43,6 @@ CONSTANTS = (type(None), bool, int, float, complex, str)
 def convert_closures(node, parsed, names):
     """Convert, in place, the closures the FunctionDef ``node`` passes to user functions
     (see the module docstring)."""
-    if not any(isinstance(n, gast.Lambda) for n in gast.walk(node)) and not any(
-            _captures_of(f) for f in parsed.functions.values()) and not any(
-            as_def(s) for s in node.body):
-        return
     converter = _Converter(node, parsed, names)
     node.body = converter.block(node.body)
 
@@ -115,25 +113,20 @@ class _Converter:
         return Calls().visit(node)
 
     def call(self, call, pre):
-        if isinstance(call.func, gast.Name) and _captures_of(
-                self.parsed.functions.get(call.func.id)):
-            # a call of the closure this unit holds: unit._lift appended its captures
-            closure = self.parsed.functions[call.func.id]
-            count = len(_captures_of(closure))
-            given = call.args[:len(call.args) - count]
-            call.args = self.positional(call, closure, given) + call.args[len(given):]
-            call.keywords = []
-            return call
+        appended = len(self.parsed.appended.get(getattr(call.func, "id", None), ()))
+        callee = self.callee(call)
+        if callee is not None and (appended or _keyword_only(callee)):
+            # unit._lift appended what the callee reads (a closure's captures, Tensors
+            # its helpers read): they must follow every parameter, not fill a default
+            given = call.args[:len(call.args) - appended]
+            self.rebind(call, callee, given, call.args[len(given):])
         passed = [(k, self.closure(a)) for k, a in enumerate(call.args)]
         passed += [(kw.arg, self.closure(kw.value)) for kw in call.keywords]
         passed = [(at, c) for at, c in passed if c is not None]
-        if not passed:
+        if not passed or callee is None:  # a lambda passed to NumPy: refused later
             return call
-        callee = self.callee(call)
-        if callee is None:
-            return call  # not a user function's call: the lambda is refused later
+        positional = _positional_names(callee)
         if callee is self.fn:  # recursion: unit._lift passes its lifted parameters on
-            positional = _positional_names(callee)
             if all(isinstance(at, int) and at < len(positional)
                    and getattr(call.args[at], "id", None) == positional[at]
                    for at, _ in passed):
@@ -141,14 +134,6 @@ class _Converter:
             raise self.source_map.error(call, "a recursive call may pass a function made "
                                               "as a value only in its own place",
                                         hint="Pass the same parameter in the same place.")
-        signature = inspect.signature(callee)
-        if any(p.kind in (p.KEYWORD_ONLY, p.VAR_KEYWORD)
-               for p in signature.parameters.values()):
-            raise self.source_map.error(call, f"a function made here is passed to "
-                                              f"{callee.__qualname__}, which takes keyword-"
-                                              "only parameters or **kwargs: not supported",
-                                        hint="Give it positional parameters only.")
-        positional = _positional_names(callee)
         captured = []
         for at, (closure, values) in passed:
             if isinstance(at, int) and at >= len(positional):
@@ -169,15 +154,26 @@ class _Converter:
                 pre.append(gast.copy_location(S.assign(copy, S.name(value)), call))
                 self.parsed.closures[copy] = f"{_callee_name(call)}/{param}/{capture}"
                 captured.append(S.name(copy))
-        fixed = len(call.args) if len(call.args) > len(positional) else None
-        call.args = (self.positional(call, callee, call.args) if fixed is None
-                     else call.args) + captured
-        if fixed is not None and call.keywords:
+        if len(call.args) > len(positional) and call.keywords and captured:
             raise self.source_map.error(call, "a call passing a function made here and "
                                               "extra positional arguments must not pass "
                                               "keywords", hint="Pass them by position.")
-        call.keywords = []
+        self.rebind(call, callee, call.args, captured)
         return call
+
+    def rebind(self, call, fn, given, trailing):
+        """Make ``call`` (of ``fn``, passing ``given`` by position) bind every parameter
+        of ``fn``, then pass ``trailing``: by position, but for keyword-only parameters
+        when nothing trails (a call that is not compiled runs as written)."""
+        values = self.positional(call, fn, given)
+        names = _positional_names(fn)
+        keyword_only = len(names) - len(_positional_names(fn, keyword_only=False))
+        if trailing or not keyword_only or len(given) > len(names):
+            call.args, call.keywords = values + list(trailing), []
+            return
+        call.args = values[:len(names) - keyword_only]
+        call.keywords = [gast.keyword(arg=n, value=v) for n, v in
+                         zip(names[len(names) - keyword_only:], values[len(call.args):])]
 
     def positional(self, call, fn, given):
         """The arguments binding every positional parameter of ``fn`` in ``call``, whose
@@ -204,11 +200,11 @@ class _Converter:
                                                   f"argument {p!r}", hint=f"Pass {p!r}.")
             elif isinstance(defaults[p], CONSTANTS):
                 out.append(S.const(defaults[p]))
-            elif callable(defaults[p]):
-                out.append(self.bind(defaults[p], p))
-            else:
+            elif not hasattr(defaults[p], "_array"):  # an array, a function: as made
+                out.append(self.bind(defaults[p], f"{p}_default"))
+            else:  # a Tensor would be read apart from the tape
                 raise self.source_map.error(call, f"the default of {p!r} in "
-                                                  f"{fn.__qualname__} is not a constant",
+                                                  f"{fn.__qualname__} is a Tensor",
                                             hint=f"Pass {p!r} explicitly.")
         return out
 
@@ -223,8 +219,10 @@ class _Converter:
             fn = self.parsed.resolve(call.func)
         except KeyError:
             return None
-        fn = getattr(fn, "python_function", fn)
-        return fn if inspect.isfunction(fn) else None
+        fn = getattr(fn, "python_function", fn)  # compiled, as analysis.Describer does
+        user = inspect.isfunction(fn) and not is_library(fn) and rules.rule_of(
+            fn) is None and not rules.is_nondifferentiable(fn)
+        return fn if user else None
 
     def closure(self, arg):
         """(function, the names holding its captures here) if ``arg`` is a lambda, a
@@ -329,9 +327,15 @@ def _first_position(code):
     return (positions[0][0], positions[0][2]) if positions else (0, -1)
 
 
-def _positional_names(fn):
-    return [p.name for p in inspect.signature(fn).parameters.values()
-            if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD)]
+def _keyword_only(fn):
+    return any(p.kind is p.KEYWORD_ONLY for p in inspect.signature(fn).parameters.values())
+
+
+def _positional_names(fn, keyword_only=True):
+    """The parameters of ``fn`` compiled code passes by position: keyword-only ones
+    follow the others (parse._check_signature)."""
+    kinds = ("POSITIONAL_ONLY", "POSITIONAL_OR_KEYWORD") + ("KEYWORD_ONLY",) * keyword_only
+    return [p.name for p in inspect.signature(fn).parameters.values() if p.kind.name in kinds]
 
 
 def _callee_name(call):

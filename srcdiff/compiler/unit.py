@@ -145,7 +145,7 @@ def prepare(fn, lifted=(), functions=(), arity=None):
     if lifted:
         named = parsed.namespace.get(node.name)
         own = node.name if getattr(named, "python_function", named) is fn else None
-        parsed.passed = _lift(node, lifted, names, own)
+        parsed.passed, parsed.appended = _lift(node, lifted, names, own)
     convert_closures(node, parsed, names)
     inline_local_functions(node, names, parsed.source_map)
     ExitLowering(names, parsed.source_map).lower_function(node)
@@ -432,10 +432,10 @@ def function_arguments(inputs, resolve, callee=None):
 
 
 def _function_defaults(fn):
-    """position -> the default of each positional parameter of ``fn`` whose default is
-    a function (``activation=linear``)."""
+    """position -> the default of each parameter of ``fn`` whose default is a function
+    (``activation=linear``); keyword-only ones follow the others (parse.py)."""
     params = [p for p in inspect.signature(fn).parameters.values()
-              if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD)]
+              if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD, p.KEYWORD_ONLY)]
     return {k: p.default for k, p in enumerate(params) if p.default is not p.empty
             and callable(p.default) and not isinstance(p.default, type)}
 
@@ -462,7 +462,8 @@ def _lift(node, lifted, names, own=None):
     pass each ``helper/...`` one (what a function called by name reads) to the calls of
     ``helper``, and all of them to the function's calls of itself by its name ``own``:
     after their arguments, in the order of ``lifted``, where :func:`callee_lifted` finds
-    them.  (parameter -> expression) for what it passes."""
+    them (closures.py then binds the arguments before them by position).  (parameter
+    -> expression) for what it passes, and (callee name -> the parameters appended)."""
     params = {}
     for expr in lifted:
         params[expr] = expr if not set(expr) & set("./") else names.fresh(
@@ -495,7 +496,7 @@ def _lift(node, lifted, names, own=None):
     node.body = [Lift().visit(s) for s in node.body]
     node.args.args += [S.name(params[e], gast.Param()) for e in lifted]
     node.args.defaults = list(node.args.defaults)
-    return {params[e]: e for e in lifted if "/" in e or own is not None}
+    return {params[e]: e for e in lifted if "/" in e or own is not None}, passed
 
 
 def callee_lifted(inputs, passed, itself=False):
