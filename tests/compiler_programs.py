@@ -185,3 +185,17 @@ def apply(fn, z):
 def apply_twice(fn, z):
     """A helper that hands the function it is given on to another."""
     return apply(fn, apply(fn, z))
+
+
+class Dense:
+    """A callable object whose attributes are arrays (constants to the gradient)."""
+
+    def __init__(self, weights, bias):
+        self.weights = weights
+        self.bias = bias
+
+    def __call__(self, x):
+        return np.tanh(self.weights @ x + self.bias)
+
+    def twice(self, x):
+        return self(self(x)) * 2.0

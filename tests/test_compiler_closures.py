@@ -4,11 +4,13 @@ it, or hands it on.  The values it closes over are passed along with it, so thei
 gradients flow back.  Each program is checked three ways (``check_three_ways``:
 ``sd.grad`` vs the eager tape vs finite differences, then ``@sd.function`` outside
 and under a tape); what is not modelled is refused with a CompileError."""
+import functools
+
 import numpy as np
 import pytest
 
 import srcdiff as sd
-from compiler_programs import apply, apply_twice, check_three_ways
+from compiler_programs import Dense, apply, apply_twice, check_three_ways
 
 RNG = np.random.default_rng(11)
 X = RNG.uniform(0.2, 0.9, size=3)
@@ -131,7 +133,79 @@ def test_the_closure_reads_the_value_at_the_call():
     np.testing.assert_allclose(g, 2 * X + 2 * X * np.exp(W), rtol=1e-12)
 
 
+# --- functools.partial made in the body ---------------------------------------------
+
+def mixed(a, x, c=1.0):
+    return np.sin(a * x) * c
+
+
+def times(p, q):
+    return p * q
+
+
+def partial_called(x, w):
+    p = functools.partial(mixed, w, c=x)
+    return np.sum(p(x) + p(x, c=w))  # the call's keyword wins
+
+
+def partial_to_helpers(x, w):
+    p = functools.partial(mixed, w, c=x)
+    return np.sum(apply(p, x) + apply_twice(p, x))
+
+
+def partial_of_a_ufunc(x, w):
+    p = functools.partial(np.multiply, w)
+    return np.sum(apply(p, x) * p(x))
+
+
+def partial_keeps_the_values_it_was_given(x, w):
+    a = w
+    p = functools.partial(times, a)
+    a = np.exp(w)  # p still multiplies by w
+    return np.sum(p(x) * a)
+
+
+@pytest.mark.parametrize("f", [partial_called, partial_to_helpers, partial_of_a_ufunc,
+                               partial_keeps_the_values_it_was_given],
+                         ids=lambda f: f.__name__)
+def test_a_partial_of_active_values_gets_their_gradients(f):
+    check_three_ways(f, (X.copy(), W.copy()), wrt=(0, 1))
+
+
+# --- bound methods and callable instances held in locals ----------------------------
+
+LAYER = Dense(RNG.normal(size=(3, 3)) * 0.5, RNG.normal(size=3))
+
+
+def methods_held_in_locals(x, w):
+    layer = LAYER  # a callable instance: its attributes are constants
+    twice = LAYER.twice  # a bound method
+    return np.sum(layer(x) * w + twice(x) * w + apply(layer, x * w) + apply_twice(layer, w))
+
+
+def test_a_bound_method_or_instance_in_a_local_is_called_as_its_method():
+    check_three_ways(methods_held_in_locals, (X.copy(), W.copy()), wrt=(0, 1))
+
+
 # --- refused ------------------------------------------------------------------------
+
+def method_bound_twice(x):
+    g = LAYER.twice
+    if np.sum(x) > 0:
+        g = LAYER
+    return np.sum(g(x))
+
+
+def returns_a_partial(x):
+    p = functools.partial(times, x)
+    return np.sum(p(x)), p
+
+
+def rebinds_a_partial(x):
+    p = functools.partial(times, x)
+    p = functools.partial(times, x * 2.0)
+    return np.sum(p(x))
+
 
 def returns_a_lambda(x):
     s = np.sum(x)
@@ -179,6 +253,9 @@ def calls_another_local_function(x):
     (into_star_args, r"\*args"),
     (calls_another_local_function, "local function"),
     (reads_star_args, "renamed"),
+    (returns_a_partial, "partial 'p' is used other than"),
+    (rebinds_a_partial, "partial"),
+    (method_bound_twice, "no derivative rule"),
 ], ids=lambda v: getattr(v, "__name__", ""))
 def test_closures_not_modelled_are_refused(f, words):
     with pytest.raises(sd.CompileError, match=words):

@@ -136,6 +136,11 @@ def call_method_of_a_global(x):
     return np.sum(AFFINE.twice(x))
 
 
+def call_method_held_in_a_local(x):
+    twice = AFFINE.twice
+    return np.sum(twice(x) * x)
+
+
 def helper(a, b=2.0):
     return a * b
 
@@ -181,6 +186,11 @@ TRIPLED = functools.partial(helper, b=3.0)
 
 def call_partial(x):
     return np.sum(TRIPLED(x) + applied(TRIPLED, x) + TRIPLED(x, b=0.5))
+
+
+def call_partial_made_here(x):
+    p = functools.partial(helper, b=x)  # bound to an active value
+    return np.sum(p(x) + applied(p, x))
 
 
 def compare(x):
@@ -492,7 +502,8 @@ EXPRESSIONS = {
              (call_user_function_keyword, GRAD), (call_recursive_helper, GRAD),
              (call_keyword_only_parameters, GRAD), (call_kwargs_parameters, REFUSE),
              (call_with_a_function_argument, GRAD), (call_callable_instance, GRAD),
-             (call_method_of_a_global, GRAD), (call_partial, GRAD)],
+             (call_method_of_a_global, GRAD), (call_partial, GRAD),
+             (call_partial_made_here, GRAD), (call_method_held_in_a_local, GRAD)],
     "Compare": [(compare, GRAD)],
     "Constant": [(constant, GRAD)],
     "Dict": [(dict_literal, GRAD), (dict_unpacking, REFUSE)],

@@ -11,7 +11,8 @@ import pytest
 
 import srcdiff as sd
 from srcdiff.compiler.cache import CACHE
-from compiler_programs import apply, apply_twice, check_grad, check_three_ways, eager_grads
+from compiler_programs import (Dense, apply, apply_twice, check_grad, check_three_ways,
+                               eager_grads)
 
 RNG = np.random.default_rng(9)
 X = RNG.uniform(0.2, 0.9, size=3)
@@ -416,18 +417,6 @@ def test_function_values_not_modelled_are_refused():
 
 
 # --- callable instances and bound methods -------------------------------------------
-
-class Dense:
-    def __init__(self, weights, bias):
-        self.weights = weights
-        self.bias = bias
-
-    def __call__(self, x):
-        return np.tanh(self.weights @ x + self.bias)
-
-    def twice(self, x):
-        return self(self(x)) * 2.0
-
 
 class Scaled:
     def __init__(self, scale):

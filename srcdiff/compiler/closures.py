@@ -16,6 +16,11 @@ the helper runs, the enclosing function's locals cannot change (a closure that
 writes them, ``nonlocal``, is refused), so their values at the helper's call are
 what the closure reads, rebound or not since it was made.
 
+A ``functools.partial`` made at the top of the body and bound once (``p =
+functools.partial(f, a, k=b)``) is its bound values, copied where it is made (a
+partial keeps the values it was given): ``p(x)`` is ``f(p_0, x, k=p_k)``, and ``p``
+passed to a helper is a closure whose captures are those copies.
+
 Invariant of the output: each such argument is a name bound to the function object
 (``parsed.namespace``); the call binds every positional parameter of the callee by
 position (keywords and defaults moved into place), then passes each capture in a
@@ -27,6 +32,7 @@ not modelled is refused here, or left as it was and refused later: a lambda
 anywhere else (returned, stored, passed to NumPy: "a lambda is not supported"), in
 a ``while`` test, a comprehension or another lambda.
 """
+import functools
 import inspect
 import types
 
@@ -45,6 +51,12 @@ def convert_closures(node, parsed, names):
     (see the module docstring)."""
     converter = _Converter(node, parsed, names)
     node.body = converter.block(node.body)
+    for n in gast.walk(node):
+        if isinstance(n, gast.Name) and n.id in converter.bound:
+            raise parsed.source_map.error(n, f"the partial {n.id!r} is used other than by "
+                                             "calling it or passing it to a function "
+                                             "(returned, stored, or called before it is made)",
+                                          hint="Call it, or pass it to your function.")
 
 
 def _captures_of(fn):
@@ -66,6 +78,16 @@ class _Converter:
             fdef = as_def(s)
             if fdef is not None:
                 self.local_defs.setdefault(fdef.name, (k, fdef, s))
+        self.partials = {}  # name -> (top-level index, function) of local partials
+        stores = [n.id for n in gast.walk(node) if isinstance(n, gast.Name)
+                  and not isinstance(n.ctx, gast.Load)]
+        for k, s in enumerate(node.body):
+            made = self.partial_made(s)
+            if made is not None and stores.count(s.targets[0].id) == 1 and (
+                    s.targets[0].id not in self.params):
+                self.partials[s.targets[0].id] = (k, made)
+        self.bound = {}  # name of a partial made -> (its function, copies, {key: copy})
+        self.aliases = self.method_aliases(node, stores)
         self.made = {}  # id(the lambda or def) -> (closure, captures)
         self.top = None  # index of the top-level statement being converted
 
@@ -87,10 +109,71 @@ class _Converter:
                 pass  # a local def is inlined (local_functions.py); the rest is refused
             elif top and as_def(s) is not None:
                 pass  # a local function's definition
+            elif top and getattr(s, "targets", [None])[0] is not None and getattr(
+                    s.targets[0], "id", None) in self.partials and self.partials[
+                    s.targets[0].id][0] == k:
+                out += self.copy_partial(s)
+                continue
             else:
                 s = self.expr(s, pre)
             out += pre + [s]
         return out
+
+    def method_aliases(self, node, stores):
+        """name -> the attribute chain it is bound to, for each ``g = obj.method`` (or
+        ``g = layer``) at the top of the body that is called (``g(x)``) and bound once,
+        whose chain's names are never bound and whose attributes never written in the
+        body: reading the chain again where ``g`` is read gives the same object."""
+        called = {n.func.id for n in gast.walk(node) if isinstance(n, gast.Call)
+                  and isinstance(n.func, gast.Name)}
+        written = {n.id for t in gast.walk(node) if isinstance(t, (gast.Attribute,
+                                                                   gast.Subscript))
+                   and not isinstance(t.ctx, gast.Load) for n in gast.walk(t)
+                   if isinstance(n, gast.Name)}
+        aliases = {}
+        for k, s in enumerate(node.body):
+            if not (isinstance(s, gast.Assign) and isinstance(s.targets[0], gast.Name)
+                    and isinstance(s.value, (gast.Name, gast.Attribute))):
+                continue
+            name, roots = s.targets[0].id, {n.id for n in gast.walk(s.value)
+                                            if isinstance(n, gast.Name)}
+            if (name in called and stores.count(name) == 1 and name not in self.params
+                    and not roots & (set(stores) | written | {name})
+                    and all(isinstance(n, (gast.Name, gast.Attribute, gast.Load))
+                            for n in gast.walk(s.value))):
+                aliases[name] = (k, s.value)
+        return aliases
+
+    def partial_made(self, s):
+        """The function ``s`` (``p = functools.partial(f, ...)``) makes a partial of."""
+        if not (isinstance(s, gast.Assign) and isinstance(s.targets[0], gast.Name)
+                and isinstance(s.value, gast.Call) and s.value.args):
+            return None
+        try:
+            made, fn = (self.parsed.resolve(s.value.func),
+                        self.parsed.resolve(s.value.args[0]))
+        except KeyError:
+            return None
+        if made is not functools.partial or not callable(fn) or isinstance(fn, type):
+            return None
+        return fn
+
+    def copy_partial(self, s):
+        """The copies of the values ``p = functools.partial(f, a, k=b)`` binds."""
+        name, call = s.targets[0].id, s.value
+        if any(isinstance(a, gast.Starred) for a in call.args) or any(
+                k.arg is None for k in call.keywords):
+            raise self.source_map.error(s, "a partial made with * or ** is not supported",
+                                        hint="Bind each value by position or keyword.")
+        code, copies, keywords = [], [], {}
+        values = [(str(k), a) for k, a in enumerate(call.args[1:])]
+        for key, value in values + [(k.arg, k.value) for k in call.keywords]:
+            copy = self.names.fresh(f"{name}_{key}")
+            pre = []
+            code += pre + [gast.copy_location(S.assign(copy, self.expr(value, pre)), s)]
+            (copies.append(copy) if key.isdigit() else keywords.__setitem__(key, copy))
+        self.bound[name] = (self.partials[name][1], copies, keywords)
+        return code
 
     def expr(self, node, pre):
         """``node`` with its calls converted; copies of captures appended to ``pre``."""
@@ -100,6 +183,13 @@ class _Converter:
             def visit_Call(self, call):
                 self.generic_visit(call)
                 return converter.call(call, pre)
+
+            def visit_Name(self, n):
+                alias = converter.aliases.get(n.id)
+                if alias is None or not isinstance(n.ctx, gast.Load) or (
+                        alias[0] >= converter.top):
+                    return n
+                return gast.copy_location(S.copy_node(alias[1]), n)
 
             def visit_Lambda(self, n):
                 return n  # its body runs elsewhere: converted when it is compiled
@@ -114,6 +204,9 @@ class _Converter:
 
     def call(self, call, pre):
         appended = len(self.parsed.appended.get(getattr(call.func, "id", None), ()))
+        partial = self.partial_call(call, appended, pre)
+        if partial:
+            appended = 0  # the partial's values are now the function's arguments
         callee = self.callee(call)
         if callee is not None and (appended or _keyword_only(callee)):
             # unit._lift appended what the callee reads (a closure's captures, Tensors
@@ -160,6 +253,34 @@ class _Converter:
                                               "keywords", hint="Pass them by position.")
         self.rebind(call, callee, call.args, captured)
         return call
+
+    def partial_call(self, call, appended, pre):
+        """Rewrite a call of a partial (made here, or held by a parameter and passed its
+        values, which unit._lift appended) as a call of its function; whether it was."""
+        name = getattr(call.func, "id", None)
+        held = self.parsed.functions.get(name)
+        if name in self.bound:
+            fn, copies, keywords = self.bound[name]
+            values = [S.name(c) for c in copies]
+            given = call.args
+        elif isinstance(held, functools.partial) and _captures_of(held):
+            fn = held.func
+            tail = []  # copies: the parameters holding them read as what callees read
+            for value in call.args[len(call.args) - appended:]:
+                tail.append(self.names.fresh(value.id))
+                pre.append(gast.copy_location(S.assign(tail[-1], value), call))
+            keys = _captures_of(held)
+            values = [S.name(v) for k, v in zip(keys, tail) if k.isdigit()]
+            keywords = {k: v for k, v in zip(keys, tail) if not k.isdigit()}
+            given = call.args[:len(call.args) - appended]
+        else:
+            return False
+        mine = {k.arg for k in call.keywords}  # the call's keywords win, as in Python
+        call.func = self.bind(fn, getattr(fn, "__name__", "func"))
+        call.args = values + list(given)
+        call.keywords = [gast.keyword(arg=k, value=S.name(c)) for k, c in keywords.items()
+                         if k not in mine] + call.keywords
+        return True
 
     def rebind(self, call, fn, given, trailing):
         """Make ``call`` (of ``fn``, passing ``given`` by position) bind every parameter
@@ -235,6 +356,12 @@ class _Converter:
         if _captures_of(held):  # passed on: the captures this unit was passed with it
             where = {e: p for p, e in self.parsed.passed.items()}
             return held, [where[f"{arg.id}/{c}"] for c in _captures_of(held)]
+        if arg.id in self.bound:
+            fn, copies, keywords = self.bound[arg.id]
+            keys = [str(k) for k in range(len(copies))] + list(keywords)
+            made = functools.partial(fn, *copies, **keywords)  # stands for it: see
+            made.srcdiff_captures = tuple(keys)                # partial_call
+            return made, copies + list(keywords.values())
         if arg.id in self.local_defs and arg.id not in self.params:
             index, fdef, stmt = self.local_defs[arg.id]
             if index >= self.top:
