@@ -336,7 +336,8 @@ def reverse(parsed, body, wrt, names, refs, compile_call, scalar_params, param_d
     check_fields(facts, tuples, source_map)
     sequences = facts.packs | tuples | definite(depths)
     replay = Replay(calls)
-    forward = Forward(facts, replay, refs)
+    written = written_names(facts, writes)
+    forward = Forward(facts, replay, refs, written)
     contributions = Contributions(facts, feeds, sequences, calls, refs, namer, source_map)
     backward = Backward(facts, active, wrt, sequences, contributions, replay, namer,
                         source_map, forward.computation,
@@ -370,8 +371,7 @@ def reverse(parsed, body, wrt, names, refs, compile_call, scalar_params, param_d
     measured = shape_only(code, live)
     forward_code = forward.body(plan, ret, live, measured)
     pair = Pair(forward_code, code, result, outputs, active, namer, forward.tape_names,
-                forward.consumed(), calls, backward.unconnected, facts, plan, depths,
-                written_names(facts, writes))
+                forward.consumed(), calls, backward.unconnected, facts, plan, depths, written)
     if batched:
         pair.rows = batched_pass(backward, plan, outputs, names.fresh("rows"), live, measured,
                                  adjoints - {namer.adjoint(p) for p in wrt},
