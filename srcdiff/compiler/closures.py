@@ -1,4 +1,4 @@
-"""Closure conversion: a function made in the body and passed to a user function.
+"""Function values made in the body (closure conversion), and calls bound by position.
 
 A lambda written as an argument of a call of a user function (``rk4(lambda y, t:
 dynamics(params, y), y0, times)``), or a local function (a nested ``def``, or a
@@ -19,7 +19,15 @@ what the closure reads, rebound or not since it was made.
 A ``functools.partial`` made at the top of the body and bound once (``p =
 functools.partial(f, a, k=b)``) is its bound values, copied where it is made (a
 partial keeps the values it was given): ``p(x)`` is ``f(p_0, x, k=p_k)``, and ``p``
-passed to a helper is a closure whose captures are those copies.
+passed to a helper is a closure whose captures are those copies.  A bound method or
+callable instance held in a local (``g = layer.apply``, bound once, its chain's names
+never bound and their attributes never written in the body) is that chain where it
+is read: the same object, which methods.py calls.
+
+Calls of user functions with keyword-only parameters, and calls to which unit._lift
+appended arguments, bind every parameter by position (keywords moved into place,
+defaults filled in), the appended ones after: keyword-only ones stay keywords where
+nothing is appended, so a call that is not compiled runs as written.
 
 Invariant of the output: each such argument is a name bound to the function object
 (``parsed.namespace``); the call binds every positional parameter of the callee by
@@ -109,10 +117,8 @@ class _Converter:
                 pass  # a local def is inlined (local_functions.py); the rest is refused
             elif top and as_def(s) is not None:
                 pass  # a local function's definition
-            elif top and getattr(s, "targets", [None])[0] is not None and getattr(
-                    s.targets[0], "id", None) in self.partials and self.partials[
-                    s.targets[0].id][0] == k:
-                out += self.copy_partial(s)
+            elif top and self.partials.get(_target(s), (None,))[0] == k:
+                out += self.copy_partial(s)  # p = functools.partial(f, a): its values
                 continue
             else:
                 s = self.expr(s, pre)
@@ -132,11 +138,10 @@ class _Converter:
                    if isinstance(n, gast.Name)}
         aliases = {}
         for k, s in enumerate(node.body):
-            if not (isinstance(s, gast.Assign) and isinstance(s.targets[0], gast.Name)
-                    and isinstance(s.value, (gast.Name, gast.Attribute))):
+            name = _target(s)
+            if name is None or not isinstance(s.value, (gast.Name, gast.Attribute)):
                 continue
-            name, roots = s.targets[0].id, {n.id for n in gast.walk(s.value)
-                                            if isinstance(n, gast.Name)}
+            roots = {n.id for n in gast.walk(s.value) if isinstance(n, gast.Name)}
             if (name in called and stores.count(name) == 1 and name not in self.params
                     and not roots & (set(stores) | written | {name})
                     and all(isinstance(n, (gast.Name, gast.Attribute, gast.Load))
@@ -146,8 +151,7 @@ class _Converter:
 
     def partial_made(self, s):
         """The function ``s`` (``p = functools.partial(f, ...)``) makes a partial of."""
-        if not (isinstance(s, gast.Assign) and isinstance(s.targets[0], gast.Name)
-                and isinstance(s.value, gast.Call) and s.value.args):
+        if _target(s) is None or not (isinstance(s.value, gast.Call) and s.value.args):
             return None
         try:
             made, fn = (self.parsed.resolve(s.value.func),
@@ -444,6 +448,14 @@ class _Converter:
                                               "(the file changed since it was imported?)",
                                         hint="Reload the module.")
         return found[0]
+
+
+def _target(s):
+    """The name an assignment ``s`` binds, if it binds one name."""
+    if isinstance(s, gast.Assign) and len(s.targets) == 1 and isinstance(s.targets[0],
+                                                                         gast.Name):
+        return s.targets[0].id
+    return None
 
 
 def _first_position(code):
