@@ -544,11 +544,19 @@ def with_defaults(fn, args):
     (``def f(x, c=2.0)`` called ``f(x)`` runs ``f_forward(x, 2.0)``).  Unchanged when
     nothing is left out, or when too much is (the call raises as Python would)."""
     fn = getattr(fn, "python_function", fn)
-    defaults = getattr(fn, "__defaults__", None)
-    missing = getattr(getattr(fn, "__code__", None), "co_argcount", 0) - len(args)
-    if not defaults or missing <= 0 or missing > len(defaults):
+    code = getattr(fn, "__code__", None)
+    defaults = getattr(fn, "__defaults__", None) or ()
+    missing = getattr(code, "co_argcount", 0) - len(args)
+    if missing > len(defaults) or missing < 0 or missing == 0 and not getattr(
+            code, "co_kwonlyargcount", 0):
         return args
-    return list(args) + list(defaults[len(defaults) - missing:])
+    keywords = getattr(fn, "__kwdefaults__", None) or {}
+    names = code.co_varnames[code.co_argcount:code.co_argcount + code.co_kwonlyargcount]
+    if any(n not in keywords for n in names):
+        return args  # a keyword-only parameter without a default: the call raises
+    # keyword-only parameters follow the positional ones (parse._check_signature)
+    return (list(args) + list(defaults[len(defaults) - missing:] if missing else [])
+            + [keywords[n] for n in names])
 
 
 def _free_value(fn, name):

@@ -55,6 +55,18 @@ def check_grad(f, args, wrt=0, eager=True):
     return compiled
 
 
+def check_three_ways(f, args, wrt=0):
+    """``check_grad``, then ``@sd.function``'s value outside a tape and its gradient
+    under one (the compiled call as one tape entry) against the eager tape's."""
+    check_grad(f, args, wrt)
+    compiled = sd.function(f)
+    np.testing.assert_allclose(compiled(*args), f(*args), rtol=1e-12)
+    positions = wrt if isinstance(wrt, tuple) else (wrt,)
+    taped = eager_grads(compiled, args, positions)
+    for g, e in zip(taped, eager_grads(f, args, positions)):
+        np.testing.assert_allclose(np.asarray(g), e, rtol=1e-9, atol=1e-12)
+
+
 BATCHED = {}  # why a unit has no batched backward pass -> how many programs said so
 
 
@@ -163,3 +175,27 @@ def helper_with_try(x):
         return x * 2.0
     except ValueError:
         return x
+
+
+def apply(fn, z):
+    """A helper given a function (in another module: called across modules)."""
+    return fn(z) * 2.0
+
+
+def apply_twice(fn, z):
+    """A helper that hands the function it is given on to another."""
+    return apply(fn, apply(fn, z))
+
+
+class Dense:
+    """A callable object whose attributes are arrays (constants to the gradient)."""
+
+    def __init__(self, weights, bias):
+        self.weights = weights
+        self.bias = bias
+
+    def __call__(self, x):
+        return np.tanh(self.weights @ x + self.bias)
+
+    def twice(self, x):
+        return self(self(x)) * 2.0

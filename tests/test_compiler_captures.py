@@ -96,6 +96,26 @@ def loss_attribute_of_a_global(x):
     return np.sum(kernel_of_model(x))
 
 
+def transform(f, x):
+    return f(x) * 2.0
+
+
+def loss_lambda_reading_a_variable(x):  # a closure passed to a helper (closures.py)
+    return np.sum(transform(lambda t: np.sin(t @ W) * x, x))
+
+
+def loss_lambda_calling_a_helper(x):
+    return np.sum(transform(lambda t: dense(t) * x, x) ** 2)
+
+
+def dense_with_defaults(x, scale=2.0, *, shift=0.5):
+    return np.tanh(x @ W + B) * scale + shift
+
+
+def loss_helper_left_to_its_defaults(x):  # W and B follow every parameter, defaults filled
+    return np.sum(dense_with_defaults(x) * dense_with_defaults(x, shift=1.0))
+
+
 CLOSURE_LOSS, CLOSURE_V = make_closure()
 CASES = {
     "helper": (loss_helper, [W, B]),
@@ -106,6 +126,9 @@ CASES = {
     "pytree_of_variables": (loss_pytree_of_variables, [v for layer in LAYERS for v in layer]),
     "attribute_of_a_global": (loss_attribute_of_a_global, [MODEL.kernel]),
     "closure_in_a_helper": (CLOSURE_LOSS, [CLOSURE_V, C]),
+    "lambda_reading_a_variable": (loss_lambda_reading_a_variable, [W]),
+    "lambda_calling_a_helper": (loss_lambda_calling_a_helper, [W, B]),
+    "helper_left_to_its_defaults": (loss_helper_left_to_its_defaults, [W, B]),
 }
 
 

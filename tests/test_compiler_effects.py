@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 
 import srcdiff as sd
-from compiler_programs import check_grad
+from compiler_programs import apply, check_grad
 
 W = np.array([1.0, 2.0, 3.0])
 
@@ -329,3 +329,38 @@ def test_a_write_after_the_call_does_not_reach_a_later_backward_step():
     _, pullback = sd.vjp(sine_times, W.copy(), view)
     a[...] = 0.0
     np.testing.assert_allclose(pullback(1.0)[0], expected, rtol=1e-12)
+
+
+def times_two(t, a):
+    return t * a * 2.0
+
+
+def passes_a_second_name_then_writes(x, w):
+    a = w * 1.0
+    b = a  # the same array: the callee's tape keeps it
+    y = times_two(x, b)
+    a[0] = 5.0
+    return np.sum(y * a)
+
+
+def passes_a_view_then_writes(x, w):
+    a = w * 1.0
+    y = times_two(x, a[:])
+    a[1] = a[0] * x[2]
+    return np.sum(y * a)
+
+
+def closure_over_an_array_written_after(x, w):
+    a = w * 1.0
+    y = times_two(x, 1.0) + apply(lambda t: t * a, x)
+    a[0] = 5.0
+    return np.sum(y * a)
+
+
+@pytest.mark.parametrize("fn", [passes_a_second_name_then_writes, passes_a_view_then_writes,
+                                closure_over_an_array_written_after],
+                         ids=lambda f: f.__name__)
+def test_a_callee_keeps_what_it_was_given_when_the_caller_writes_through_another_name(fn):
+    # the value given to a callee shares memory with an array written later: its tape
+    # must keep a snapshot (it read the changed values: a wrong gradient)
+    check_grad(fn, (W * 0.3, W.copy()), wrt=(0, 1), eager=False)

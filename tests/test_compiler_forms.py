@@ -163,12 +163,33 @@ def call_method_of_a_local(x):
     return np.sum(x)
 
 
+def call_method_held_in_a_local(x):
+    twice = AFFINE.twice
+    return np.sum(twice(x) * x)
+
+
 def helper(a, b=2.0):
     return a * b
 
 
 def call_user_function_keyword(x):
     return np.sum(helper(x, b=3.0))
+
+
+def keyword_only_helper(a, *, b=2.0, c):
+    return a * b + c
+
+
+def call_keyword_only_parameters(x):
+    return np.sum(keyword_only_helper(x, c=x * x) + keyword_only_helper(c=1.0, a=x, b=x))
+
+
+def kwargs_helper(a, **options):
+    return a * options["b"]
+
+
+def call_kwargs_parameters(x):
+    return np.sum(kwargs_helper(x, b=3.0))
 
 
 def halving(a, n):
@@ -192,6 +213,11 @@ TRIPLED = functools.partial(helper, b=3.0)
 
 def call_partial(x):
     return np.sum(TRIPLED(x) + applied(TRIPLED, x) + TRIPLED(x, b=0.5))
+
+
+def call_partial_made_here(x):
+    p = functools.partial(helper, b=x)  # bound to an active value
+    return np.sum(p(x) + applied(p, x))
 
 
 def compare(x):
@@ -255,6 +281,21 @@ def lambda_form(x):
 
 def lambda_escapes(x):
     return np.sum(np.apply_along_axis(lambda t: t * 2.0, 0, x))
+
+
+def lambda_passed_to_a_helper(x):
+    a = np.sin(x)
+    return np.sum(applied(lambda t: t * a, x))  # a closure: a is passed along with it
+
+
+def nested_def_passed_to_a_helper(x):
+    def scaled(t):
+        return np.tanh(t) * x
+    return np.sum(applied(scaled, x))
+
+
+def lambda_returned(x):
+    return np.sum(x), lambda t: t * x
 
 
 def list_literal(x):
@@ -491,9 +532,11 @@ EXPRESSIONS = {
              (call_in_a_list_literal, GRAD), (call_method_known, GRAD),
              (call_method_unknown, REFUSE), (call_user_method, REFUSE),
              (call_user_function_keyword, GRAD), (call_recursive_helper, GRAD),
+             (call_keyword_only_parameters, GRAD), (call_kwargs_parameters, REFUSE),
              (call_with_a_function_argument, GRAD), (call_callable_instance, GRAD),
              (call_method_of_a_global, GRAD), (call_partial, GRAD),
-             (call_method_of_a_local, GRAD), (call_block, GRAD)],
+             (call_method_of_a_local, GRAD), (call_block, GRAD),
+             (call_partial_made_here, GRAD), (call_method_held_in_a_local, GRAD)],
     "Compare": [(compare, GRAD)],
     "Constant": [(constant, GRAD)],
     "Dict": [(dict_literal, GRAD), (dict_unpacking, REFUSE)],
@@ -502,7 +545,8 @@ EXPRESSIONS = {
     "GeneratorExp": [(generator_expression, GRAD), (generator_kept_for_later, REFUSE)],
     "IfExp": [(if_expression, GRAD)],
     "JoinedStr": [(formatted_value_of_a_gradient, GRAD)],
-    "Lambda": [(lambda_form, GRAD), (lambda_escapes, REFUSE)],
+    "Lambda": [(lambda_form, GRAD), (lambda_escapes, REFUSE),
+               (lambda_passed_to_a_helper, GRAD), (lambda_returned, REFUSE)],
     "List": [(list_literal, GRAD)],
     "ListComp": [(list_comprehension, GRAD), (list_comprehension_nested, GRAD)],
     "Name": [(name, GRAD)],
@@ -530,7 +574,8 @@ STATEMENTS = {
     "Delete": [(delete, REFUSE)],
     "Expr": [(expression_statement, GRAD)],
     "For": [(for_loop, GRAD)],
-    "FunctionDef": [(function_definition, GRAD), (function_definition_recursive, REFUSE),
+    "FunctionDef": [(function_definition, GRAD), (nested_def_passed_to_a_helper, GRAD),
+                    (function_definition_recursive, REFUSE),
                     (nonlocal_statement, REFUSE)],
     "Global": [(global_statement, REFUSE)],
     "If": [(if_statement, GRAD)],

@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 
 import srcdiff as sd
-from compiler_programs import check_grad
+from compiler_programs import check_grad, check_three_ways
 
 X = np.array([0.3, -0.7, 1.1, 0.2])
 LO = np.array([-0.5, 0.0, 0.4, 0.1])
@@ -119,3 +119,63 @@ def zip_strict(x, y):
 def test_a_zip_keyword_is_refused():
     with pytest.raises(sd.CompileError, match="zip"):
         sd.grad(zip_strict)(X, X)
+
+
+# --- helpers with keyword-only parameters (parse._check_signature) -------------------
+
+def scaled_activation(v, *, scale, act=np.tanh, shift=0.5):
+    return act(v) * scale + shift
+
+
+def keyword_only_helper(x, w):
+    return np.sum(scaled_activation(x, scale=w) * scaled_activation(w, act=np.sin, scale=x)
+                  + scaled_activation(x, shift=2.0, scale=3.0, act=lambda t: t * w))
+
+
+def defaults_and_a_closure(v, act, c=2.0):
+    return act(v) * c
+
+
+def default_filled_before_a_closure(x, w):  # the closure's values follow every parameter
+    return np.sum(defaults_and_a_closure(x, lambda t: np.cos(t) * w))
+
+
+def keyword_only_at_the_top(x, w, *, k=3.0, act=np.tanh):
+    return np.sum(act(x * w) * k)
+
+
+def steps_for(v, *, per=2, extra):
+    return len(v) * per + extra
+
+
+def keyword_only_helper_without_a_gradient(x, w):  # not compiled: runs as written
+    y = x
+    for _ in range(steps_for(x, extra=1)):
+        y = np.sin(y * w)
+    return np.sum(y)
+
+
+@pytest.mark.parametrize("fn", [keyword_only_helper, default_filled_before_a_closure,
+                                keyword_only_at_the_top,
+                                keyword_only_helper_without_a_gradient],
+                         ids=lambda f: f.__name__)
+def test_keyword_only_parameters_are_bound_by_name(fn):
+    check_three_ways(fn, (X, W), wrt=(0, 1))
+
+
+def star_args_and_keyword_only(v, *rest, k=1.0):
+    return v * k
+
+
+def takes_kwargs(v, **options):
+    return v * options["k"]
+
+
+@pytest.mark.parametrize("helper, words", [
+    (star_args_and_keyword_only, r"\*args beside keyword-only"),
+    (takes_kwargs, r"\*\*kwargs")], ids=lambda v: getattr(v, "__name__", ""))
+def test_signatures_not_modelled_are_refused(helper, words):
+    def loss(x):
+        return np.sum(helper(x, k=2.0))
+    with pytest.raises(sd.CompileError, match=words):
+        sd.grad(loss)(X.copy())

@@ -30,7 +30,7 @@ MODELS = {
     "rnn": None,
     "lstm": None,
     "convnet": None,
-    "ode_net": "a lambda closing over the parameters, passed to the integrator",
+    "ode_net": None,
 }
 
 

@@ -168,7 +168,7 @@ class Describer:
             fn = numpy_form
         if rules.rule_of(fn) is not None or rules.is_nondifferentiable(fn):
             op = self.primitive(fn, list(node.args), kwargs, node)
-        elif inspect.isfunction(fn) and not _is_library(fn):
+        elif inspect.isfunction(fn) and not is_library(fn):
             op = Op(Kind.CALL, self.bind(fn, node), fn=fn)
         else:
             op = unknown(node, rules.registry.primitive_name(fn))
@@ -179,10 +179,15 @@ class Describer:
 
     def bind(self, fn, node):
         """The call's argument nodes by parameter position (None where a default applies)."""
-        params = [p.name for p in inspect.signature(inspect.unwrap(fn)).parameters.values()
+        signature = inspect.signature(inspect.unwrap(fn)).parameters.values()
+        params = [p.name for p in signature
                   if p.kind is not p.VAR_POSITIONAL]  # *args: one input per argument
         inputs = list(node.args) + [None] * max(len(params) - len(node.args), 0)
         for k in node.keywords:
+            if any(p.kind is p.VAR_KEYWORD for p in signature):
+                raise self.source_map.error(node, f"cannot compile {fn.__qualname__}: "
+                                                  "**kwargs parameters are not supported",
+                                            hint="Name each keyword as a parameter.")
             if k.arg not in params:
                 raise self.source_map.error(node, f"{fn.__qualname__}() has no parameter "
                                             f"{k.arg!r}", hint=f"Its parameters are "
@@ -276,7 +281,7 @@ def refusal(source_map, s, op):
              "@sd.register_gradient.")
 
 
-def _is_library(fn):
+def is_library(fn):
     module = getattr(fn, "__module__", "") or ""
     return module.split(".")[0] in ("numpy", "math", "builtins", "scipy")
 

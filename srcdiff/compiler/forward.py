@@ -24,10 +24,11 @@ from .runtime import UNBOUND, shape_of, unbound
 
 
 class Forward:
-    def __init__(self, facts, replay, refs):
+    def __init__(self, facts, replay, refs, written):
         self.facts = facts
         self.replay = replay
         self.refs = refs
+        self.written = written  # arrays the body may write into, and what shares them
         self.plan = None
         self.measured = frozenset()  # values the backward pass only measures
         self.guards = {}  # id(statement) -> names it reads that may still be UNBOUND
@@ -144,9 +145,10 @@ class Forward:
                 if isinstance(unit, MethodCall):  # obj.f(x): the receiver is its first input
                     stmt.value.args = [S.copy_node(s.value.func.value)] + stmt.value.args
                 # the callee's tape keeps its arguments: one this function writes into
-                # later must be a snapshot (unless the callee itself writes into it)
+                # later (or into memory it shares: b = a; a[0] = v) must be a snapshot
+                # (unless the callee itself writes into it)
                 stmt.value.args = [S.expr(f"{a.id}.copy()") if isinstance(a, gast.Name)
-                                   and a.id in self.facts.written and k not in unit.mutated else a
+                                   and a.id in self.written and k not in unit.mutated else a
                                    for k, a in enumerate(stmt.value.args)]
                 stmt.targets = [gast.Tuple(elts=[S.copy_node(s.targets[0]),
                                                  S.name(tape, gast.Store())], ctx=gast.Store())]

@@ -40,7 +40,7 @@ def _definitions(body, source_map):
     top = set(map(id, body))
     for s in body:
         for n in gast.walk(s):
-            fdef = _as_def(n)
+            fdef = as_def(n)
             if fdef is None:
                 continue
             if id(n) not in top:
@@ -56,18 +56,23 @@ def _definitions(body, source_map):
     return defs
 
 
-def _as_def(s):
+def as_def(s):
     """The FunctionDef that statement ``s`` defines (``f = lambda t: e`` as
     ``def f(t): return e``), or None."""
     if isinstance(s, gast.FunctionDef):
         return s
     if (isinstance(s, gast.Assign) and len(s.targets) == 1
             and isinstance(s.targets[0], gast.Name) and isinstance(s.value, gast.Lambda)):
-        ret = gast.copy_location(gast.Return(value=s.value.body), s.value.body)
-        return gast.copy_location(gast.FunctionDef(
-            name=s.targets[0].id, args=s.value.args, body=[ret], decorator_list=[],
-            returns=None, type_comment=None, type_params=[]), s)
+        return gast.copy_location(lambda_as_def(s.targets[0].id, s.value), s)
     return None
+
+
+def lambda_as_def(name, node):
+    """The lambda ``node`` as ``def name(...): return body``."""
+    ret = gast.copy_location(gast.Return(value=node.body), node.body)
+    return gast.copy_location(gast.FunctionDef(
+        name=name, args=node.args, body=[ret], decorator_list=[], returns=None,
+        type_comment=None, type_params=[]), node)
 
 
 def _check_def(fdef, source_map):
@@ -104,7 +109,7 @@ def _check_uses(node, defs, source_map):
     for n in gast.walk(node):
         if isinstance(n, gast.Call) and isinstance(n.func, gast.Name) and n.func.id in defs:
             called.add(id(n.func))
-        elif isinstance(n, gast.Assign) and id(n) in top and _as_def(n):
+        elif isinstance(n, gast.Assign) and id(n) in top and as_def(n):
             definitions.add(id(n.targets[0]))
     for n in gast.walk(node):
         if not (isinstance(n, gast.Name) and n.id in defs) or id(n) in called | definitions:
@@ -134,7 +139,7 @@ class _Inliner:
         bodies are being inlined (a call of one of them is recursion)."""
         out = []
         for s in stmts:
-            fdef = _as_def(s) if calling == () else None
+            fdef = as_def(s) if calling == () else None
             if fdef is not None:
                 self.defined.add(fdef.name)
                 continue  # the definition itself computes nothing

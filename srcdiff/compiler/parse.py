@@ -54,6 +54,8 @@ class Parsed:
         self.namespace = namespace    # free names: closure cells over globals over builtins
         self.functions = {}           # parameter -> the function the unit is compiled for
         self.passed = {}              # parameter -> what a callee reads (unit._lift)
+        self.appended = {}            # callee name -> the parameters its calls get (_lift)
+        self.closures = {}            # name -> what a callee reads (closures.py)
 
     @property
     def params(self):
@@ -397,8 +399,16 @@ def _recursion_room(frames=5000):
 
 
 def _check_signature(node, source_map):
+    """Refuse what the passes do not model, and make keyword-only parameters
+    positional ones after the others, without defaults: compiled code is called
+    with every parameter in that order (``function.with_defaults``; calls in compiled
+    code: closures.py binds them by position)."""
     args = node.args
-    if args.kwarg or args.kwonlyargs or args.posonlyargs:  # *args: see varargs.py
-        raise source_map.error(node, f"cannot compile {node.name}: only positional "
-                               "parameters and *args are supported (no **kwargs, keyword-only)",
+    if args.kwarg or args.posonlyargs or (args.vararg and args.kwonlyargs):
+        raise source_map.error(node, f"cannot compile {node.name}: only positional, "
+                               "keyword-only parameters and *args are supported (no "
+                               "**kwargs, no *args beside keyword-only ones)",
                                hint="Pass arrays as ordinary parameters.")
+    if args.kwonlyargs:
+        args.args = args.args + args.kwonlyargs
+        args.defaults, args.kwonlyargs, args.kw_defaults = [], [], []

@@ -29,6 +29,7 @@ from . import syntax as S
 from .aliasing import check_call_writes, check_effects, check_views, written_names
 from .analysis import Describer, activity, adjoint_inputs, check_modelled, varied_names
 from .backward import Backward
+from .closures import convert_closures
 from .codegen import Refs, compile_source, to_source
 from .containers import (check_appends, check_fields, check_one_kind, container_depths,
                          definite, split_conversions)
@@ -164,7 +165,8 @@ def prepare(fn, lifted=(), functions=(), arity=None):
     if lifted:
         named = parsed.namespace.get(node.name)
         own = node.name if getattr(named, "python_function", named) is fn else None
-        parsed.passed = _lift(node, lifted, names, own)
+        parsed.passed, parsed.appended = _lift(node, lifted, names, own)
+    convert_closures(node, parsed, names)
     inline_local_functions(node, names, parsed.source_map)
     ExitLowering(names, parsed.source_map).lower_function(node)
     node.body = Normalizer(names, parsed.source_map, parsed.resolve).block(node.body)
@@ -200,7 +202,9 @@ def compile_unit(fn, active, scalars, cache, lifted=(), ranks=(), functions=(), 
             return MethodCall(callee, inputs[0].id, mask, callee_scalars, cache,
                               isinstance(getattr(at, "targets", [None])[0], gast.Tuple),
                               functools.partial(parsed.source_map.error, at))
-        passed = callee_lifted(inputs, parsed.passed, callee is fn)
+        itself = callee is fn
+        passed = callee_lifted(inputs, parsed.passed if itself else {
+            **parsed.passed, **parsed.closures}, itself)
         try:
             return cache.get(callee, mask, callee_scalars, lifted=passed,
                              functions=function_arguments(inputs, parsed.resolve, callee),
@@ -362,7 +366,7 @@ def reverse(parsed, body, wrt, names, refs, compile_call, scalar_params, param_d
     param_depths = param_depths or {}
     depths, _ = container_depths(facts, param_depths)
     calls, tuples = resolve_calls(facts, active, feeds, compile_call, names, depths,
-                                  parsed.passed)
+                                  {**parsed.passed, **parsed.closures})
     writes = callee_writes(facts, calls, compile_call, depths)
     check_call_writes(facts, writes, varied, active, source_map)
     depths, mixed = container_depths(facts, param_depths, {
@@ -371,7 +375,8 @@ def reverse(parsed, body, wrt, names, refs, compile_call, scalar_params, param_d
     check_fields(facts, tuples, source_map)
     sequences = facts.packs | tuples | definite(depths)
     replay = Replay(calls)
-    forward = Forward(facts, replay, refs)
+    written = written_names(facts, writes)
+    forward = Forward(facts, replay, refs, written)
     contributions = Contributions(facts, feeds, sequences, calls, refs, namer, source_map)
     backward = Backward(facts, active, wrt, sequences, contributions, replay, namer,
                         source_map, forward.computation,
@@ -406,7 +411,7 @@ def reverse(parsed, body, wrt, names, refs, compile_call, scalar_params, param_d
     forward_code = forward.body(plan, ret, live, measured)
     pair = Pair(forward_code, code, result, outputs, active, namer, forward.tape_names,
                 forward.consumed(), calls, backward.unconnected, facts, plan, depths,
-                written_names(facts, writes), measured)
+                written, measured)
     if batched:
         pair.rows = batched_pass(backward, plan, outputs, names.fresh("rows"), live, measured,
                                  adjoints - {namer.adjoint(p) for p in wrt},
@@ -467,10 +472,10 @@ def function_arguments(inputs, resolve, callee=None):
 
 
 def _function_defaults(fn):
-    """position -> the default of each positional parameter of ``fn`` whose default is
-    a function (``activation=linear``)."""
+    """position -> the default of each parameter of ``fn`` whose default is a function
+    (``activation=linear``); keyword-only ones follow the others (parse.py)."""
     params = [p for p in inspect.signature(fn).parameters.values()
-              if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD)]
+              if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD, p.KEYWORD_ONLY)]
     return {k: p.default for k, p in enumerate(params) if p.default is not p.empty
             and callable(p.default) and not isinstance(p.default, type)}
 
@@ -497,7 +502,8 @@ def _lift(node, lifted, names, own=None):
     pass each ``helper/...`` one (what a function called by name reads) to the calls of
     ``helper``, and all of them to the function's calls of itself by its name ``own``:
     after their arguments, in the order of ``lifted``, where :func:`callee_lifted` finds
-    them.  (parameter -> expression) for what it passes."""
+    them (closures.py then binds the arguments before them by position).  (parameter
+    -> expression) for what it passes, and (callee name -> the parameters appended)."""
     params = {}
     for expr in lifted:
         params[expr] = expr if not set(expr) & set("./") else names.fresh(
@@ -530,7 +536,7 @@ def _lift(node, lifted, names, own=None):
     node.body = [Lift().visit(s) for s in node.body]
     node.args.args += [S.name(params[e], gast.Param()) for e in lifted]
     node.args.defaults = list(node.args.defaults)
-    return {params[e]: e for e in lifted if "/" in e or own is not None}
+    return {params[e]: e for e in lifted if "/" in e or own is not None}, passed
 
 
 def callee_lifted(inputs, passed, itself=False):

@@ -1,0 +1,484 @@
+"""Function values made in the body (closure conversion), and calls bound by position.
+
+A lambda written as an argument of a call of a user function (``rk4(lambda y, t:
+dynamics(params, y), y0, times)``), or a local function (a nested ``def``, or a
+lambda bound to a name: local_functions.py) passed by its name, is compiled as a
+function of its own: its code, a constant of the enclosing function's code, made
+into a function object, whose free names that are locals of the enclosing unit --
+its captures -- are extra parameters (``lifted``, see unit._lift).  The call passes
+their values after its arguments, so their adjoints flow back to the enclosing
+function; the callee passes them on to each call of the parameter that holds the
+closure (``f/params``: unit._lift appends them), and to each helper it passes that
+parameter to (this pass again, in the callee).
+
+Python reads a closure's free variables when it runs, not when it is made; while
+the helper runs, the enclosing function's locals cannot change (a closure that
+writes them, ``nonlocal``, is refused), so their values at the helper's call are
+what the closure reads, rebound or not since it was made.
+
+A ``functools.partial`` made at the top of the body and bound once (``p =
+functools.partial(f, a, k=b)``) is its bound values, copied where it is made (a
+partial keeps the values it was given): ``p(x)`` is ``f(p_0, x, k=p_k)``, and ``p``
+passed to a helper is a closure whose captures are those copies.  A bound method or
+callable instance held in a local (``g = layer.apply``, bound once, its chain's names
+never bound and their attributes never written in the body) is that chain where it
+is read: the same object, which methods.py calls.
+
+Calls of user functions with keyword-only parameters, and calls to which unit._lift
+appended arguments, bind every parameter by position (keywords moved into place,
+defaults filled in), the appended ones after: keyword-only ones stay keywords where
+nothing is appended, so a call that is not compiled runs as written.
+
+Invariant of the output: each such argument is a name bound to the function object
+(``parsed.namespace``); the call binds every positional parameter of the callee by
+position (keywords and defaults moved into place), then passes each capture in a
+fresh name assigned just before the statement; ``parsed.closures`` maps that name
+to what the callee reads (``callee/param/capture``, unit.callee_lifted strips the
+first part).  A call of a parameter holding a closure binds the closure's
+parameters by position likewise, before the captures unit._lift appended.  What is
+not modelled is refused here, or left as it was and refused later: a lambda
+anywhere else (returned, stored, passed to NumPy: "a lambda is not supported"), in
+a ``while`` test, a comprehension or another lambda.
+"""
+import functools
+import inspect
+import types
+
+import gast
+
+from .. import rules
+from . import syntax as S
+from .analysis import is_library
+from .local_functions import as_def, lambda_as_def
+
+CONSTANTS = (type(None), bool, int, float, complex, str)
+
+
+def convert_closures(node, parsed, names):
+    """Convert, in place, the closures the FunctionDef ``node`` passes to user functions
+    (see the module docstring)."""
+    converter = _Converter(node, parsed, names)
+    node.body = converter.block(node.body)
+    for n in gast.walk(node):
+        if isinstance(n, gast.Name) and n.id in converter.bound:
+            raise parsed.source_map.error(n, f"the partial {n.id!r} is used other than by "
+                                             "calling it or passing it to a function "
+                                             "(returned, stored, or called before it is made)",
+                                          hint="Call it, or pass it to your function.")
+
+
+def _captures_of(fn):
+    return getattr(fn, "srcdiff_captures", ())
+
+
+class _Converter:
+    def __init__(self, node, parsed, names):
+        self.parsed = parsed
+        self.source_map = parsed.source_map
+        self.names = names
+        self.fn = parsed.fn
+        self.params = [a.id for a in node.args.args]  # the lifted ones too
+        self.lifted = set(self.params) - set(parsed.params)  # parsed.node: as written
+        code = self.fn.__code__
+        self.locals = set(self.params) | set(code.co_varnames) | set(code.co_cellvars)
+        self.local_defs = {}  # name -> (top-level index, FunctionDef) of local functions
+        for k, s in enumerate(node.body):
+            fdef = as_def(s)
+            if fdef is not None:
+                self.local_defs.setdefault(fdef.name, (k, fdef, s))
+        self.partials = {}  # name -> (top-level index, function) of local partials
+        stores = [n.id for n in gast.walk(node) if isinstance(n, gast.Name)
+                  and not isinstance(n.ctx, gast.Load)]
+        for k, s in enumerate(node.body):
+            made = self.partial_made(s)
+            if made is not None and stores.count(s.targets[0].id) == 1 and (
+                    s.targets[0].id not in self.params):
+                self.partials[s.targets[0].id] = (k, made)
+        self.bound = {}  # name of a partial made -> (its function, copies, {key: copy})
+        self.aliases = self.method_aliases(node, stores)
+        self.made = {}  # id(the lambda or def) -> (closure, captures)
+        self.top = None  # index of the top-level statement being converted
+
+    def block(self, stmts, top=True):
+        out = []
+        for k, s in enumerate(stmts):
+            if top:
+                self.top = k
+            pre = []
+            if isinstance(s, gast.If):
+                s.test = self.expr(s.test, pre)
+                s.body, s.orelse = self.block(s.body, False), self.block(s.orelse, False)
+            elif isinstance(s, gast.For):
+                s.iter = self.expr(s.iter, pre)
+                s.body, s.orelse = self.block(s.body, False), self.block(s.orelse, False)
+            elif isinstance(s, gast.While):  # its test runs again on every trip: left
+                s.body, s.orelse = self.block(s.body, False), self.block(s.orelse, False)
+            elif isinstance(s, (gast.FunctionDef, gast.ClassDef, gast.Try, gast.With)):
+                pass  # a local def is inlined (local_functions.py); the rest is refused
+            elif top and as_def(s) is not None:
+                pass  # a local function's definition
+            elif top and self.partials.get(_target(s), (None,))[0] == k:
+                out += self.copy_partial(s)  # p = functools.partial(f, a): its values
+                continue
+            else:
+                s = self.expr(s, pre)
+            out += pre + [s]
+        return out
+
+    def method_aliases(self, node, stores):
+        """name -> the attribute chain it is bound to, for each ``g = obj.method`` (or
+        ``g = layer``) at the top of the body that is called (``g(x)``) and bound once,
+        whose chain's names are never bound and whose attributes never written in the
+        body: reading the chain again where ``g`` is read gives the same object."""
+        called = {n.func.id for n in gast.walk(node) if isinstance(n, gast.Call)
+                  and isinstance(n.func, gast.Name)}
+        written = {n.id for t in gast.walk(node) if isinstance(t, (gast.Attribute,
+                                                                   gast.Subscript))
+                   and not isinstance(t.ctx, gast.Load) for n in gast.walk(t)
+                   if isinstance(n, gast.Name)}
+        aliases = {}
+        for k, s in enumerate(node.body):
+            name = _target(s)
+            if name is None or not isinstance(s.value, (gast.Name, gast.Attribute)):
+                continue
+            roots = {n.id for n in gast.walk(s.value) if isinstance(n, gast.Name)}
+            if (name in called and stores.count(name) == 1 and name not in self.params
+                    and not roots & (set(stores) | written | {name})
+                    and all(isinstance(n, (gast.Name, gast.Attribute, gast.Load))
+                            for n in gast.walk(s.value))):
+                aliases[name] = (k, s.value)
+        return aliases
+
+    def partial_made(self, s):
+        """The function ``s`` (``p = functools.partial(f, ...)``) makes a partial of."""
+        if _target(s) is None or not (isinstance(s.value, gast.Call) and s.value.args):
+            return None
+        try:
+            made, fn = (self.parsed.resolve(s.value.func),
+                        self.parsed.resolve(s.value.args[0]))
+        except KeyError:
+            return None
+        if made is not functools.partial or not callable(fn) or isinstance(fn, type):
+            return None
+        return fn
+
+    def copy_partial(self, s):
+        """The copies of the values ``p = functools.partial(f, a, k=b)`` binds."""
+        name, call = s.targets[0].id, s.value
+        if any(isinstance(a, gast.Starred) for a in call.args) or any(
+                k.arg is None for k in call.keywords):
+            raise self.source_map.error(s, "a partial made with * or ** is not supported",
+                                        hint="Bind each value by position or keyword.")
+        code, copies, keywords = [], [], {}
+        values = [(str(k), a) for k, a in enumerate(call.args[1:])]
+        for key, value in values + [(k.arg, k.value) for k in call.keywords]:
+            copy = self.names.fresh(f"{name}_{key}")
+            pre = []
+            code += pre + [gast.copy_location(S.assign(copy, self.expr(value, pre)), s)]
+            (copies.append(copy) if key.isdigit() else keywords.__setitem__(key, copy))
+        self.bound[name] = (self.partials[name][1], copies, keywords)
+        return code
+
+    def expr(self, node, pre):
+        """``node`` with its calls converted; copies of captures appended to ``pre``."""
+        converter = self
+
+        class Calls(gast.NodeTransformer):
+            def visit_Call(self, call):
+                self.generic_visit(call)
+                return converter.call(call, pre)
+
+            def visit_Name(self, n):
+                alias = converter.aliases.get(n.id)
+                if alias is None or not isinstance(n.ctx, gast.Load) or (
+                        alias[0] >= converter.top):
+                    return n
+                return gast.copy_location(S.copy_node(alias[1]), n)
+
+            def visit_Lambda(self, n):
+                return n  # its body runs elsewhere: converted when it is compiled
+
+            def visit_comprehension_form(self, n):
+                return n  # its own scope: a lambda in it stays, refused
+
+            visit_ListComp = visit_SetComp = visit_DictComp = visit_GeneratorExp = \
+                visit_comprehension_form
+
+        return Calls().visit(node)
+
+    def call(self, call, pre):
+        appended = len(self.parsed.appended.get(getattr(call.func, "id", None), ()))
+        partial = self.partial_call(call, appended, pre)
+        if partial:
+            appended = 0  # the partial's values are now the function's arguments
+        callee = self.callee(call)
+        if callee is not None and (appended or _keyword_only(callee)):
+            # unit._lift appended what the callee reads (a closure's captures, Tensors
+            # its helpers read): they must follow every parameter, not fill a default
+            given = call.args[:len(call.args) - appended]
+            self.rebind(call, callee, given, call.args[len(given):])
+        passed = [(k, self.closure(a)) for k, a in enumerate(call.args)]
+        passed += [(kw.arg, self.closure(kw.value)) for kw in call.keywords]
+        passed = [(at, c) for at, c in passed if c is not None]
+        if not passed or callee is None:  # a lambda passed to NumPy: refused later
+            return call
+        positional = _positional_names(callee)
+        if callee is self.fn:  # recursion: unit._lift passes its lifted parameters on
+            if all(isinstance(at, int) and at < len(positional)
+                   and getattr(call.args[at], "id", None) == positional[at]
+                   for at, _ in passed):
+                return call  # each closure handed on in its own place
+            raise self.source_map.error(call, "a recursive call may pass a function made "
+                                              "as a value only in its own place",
+                                        hint="Pass the same parameter in the same place.")
+        captured = []
+        for at, (closure, values) in passed:
+            if isinstance(at, int) and at >= len(positional):
+                raise self.source_map.error(call, f"a function made here is passed to "
+                                                  f"{callee.__qualname__} in its *args: not "
+                                                  "supported",
+                                            hint="Pass it to a named parameter.")
+            param = positional[at] if isinstance(at, int) else at
+            ref = self.bind(closure, param)
+            if isinstance(at, int):
+                call.args[at] = ref
+            else:
+                for kw in call.keywords:
+                    if kw.arg == at:
+                        kw.value = ref
+            for capture, value in zip(_captures_of(closure), values):
+                copy = self.names.fresh(f"{param}_{capture}".replace("/", "_"))
+                pre.append(gast.copy_location(S.assign(copy, S.name(value)), call))
+                self.parsed.closures[copy] = f"{_callee_name(call)}/{param}/{capture}"
+                captured.append(S.name(copy))
+        if len(call.args) > len(positional) and call.keywords and captured:
+            raise self.source_map.error(call, "a call passing a function made here and "
+                                              "extra positional arguments must not pass "
+                                              "keywords", hint="Pass them by position.")
+        self.rebind(call, callee, call.args, captured)
+        return call
+
+    def partial_call(self, call, appended, pre):
+        """Rewrite a call of a partial (made here, or held by a parameter and passed its
+        values, which unit._lift appended) as a call of its function; whether it was."""
+        name = getattr(call.func, "id", None)
+        held = self.parsed.functions.get(name)
+        if name in self.bound:
+            fn, copies, keywords = self.bound[name]
+            values = [S.name(c) for c in copies]
+            given = call.args
+        elif isinstance(held, functools.partial) and _captures_of(held):
+            fn = held.func
+            tail = []  # copies: the parameters holding them read as what callees read
+            for value in call.args[len(call.args) - appended:]:
+                tail.append(self.names.fresh(value.id))
+                pre.append(gast.copy_location(S.assign(tail[-1], value), call))
+            keys = _captures_of(held)
+            values = [S.name(v) for k, v in zip(keys, tail) if k.isdigit()]
+            keywords = {k: v for k, v in zip(keys, tail) if not k.isdigit()}
+            given = call.args[:len(call.args) - appended]
+        else:
+            return False
+        mine = {k.arg for k in call.keywords}  # the call's keywords win, as in Python
+        call.func = self.bind(fn, getattr(fn, "__name__", "func"))
+        call.args = values + list(given)
+        call.keywords = [gast.keyword(arg=k, value=S.name(c)) for k, c in keywords.items()
+                         if k not in mine] + call.keywords
+        return True
+
+    def rebind(self, call, fn, given, trailing):
+        """Make ``call`` (of ``fn``, passing ``given`` by position) bind every parameter
+        of ``fn``, then pass ``trailing``: by position, but for keyword-only parameters
+        when nothing trails (a call that is not compiled runs as written)."""
+        values = self.positional(call, fn, given)
+        names = _positional_names(fn)
+        keyword_only = len(names) - len(_positional_names(fn, keyword_only=False))
+        if trailing or not keyword_only or len(given) > len(names):
+            call.args, call.keywords = values + list(trailing), []
+            return
+        call.args = values[:len(names) - keyword_only]
+        call.keywords = [gast.keyword(arg=n, value=v) for n, v in
+                         zip(names[len(names) - keyword_only:], values[len(call.args):])]
+
+    def positional(self, call, fn, given):
+        """The arguments binding every positional parameter of ``fn`` in ``call``, whose
+        positional arguments are ``given``: keywords moved into place, defaults
+        (constants and functions) filled in."""
+        names = _positional_names(fn)
+        if len(given) > len(names):
+            return list(given)  # more: into *args, keywords refused by the caller
+        values = dict(zip(names, given))
+        for kw in call.keywords:
+            if kw.arg is None or kw.arg not in names or kw.arg in values:
+                raise self.source_map.error(call, f"{fn.__qualname__}() got an unexpected "
+                                                  f"or repeated argument {kw.arg!r}",
+                                            hint=f"Its parameters are {', '.join(names)}.")
+            values[kw.arg] = kw.value
+        defaults = {p.name: p.default for p in inspect.signature(fn).parameters.values()
+                    if p.default is not p.empty}
+        out = []
+        for p in names:
+            if p in values:
+                out.append(values[p])
+            elif p not in defaults:
+                raise self.source_map.error(call, f"{fn.__qualname__}() is missing the "
+                                                  f"argument {p!r}", hint=f"Pass {p!r}.")
+            elif isinstance(defaults[p], CONSTANTS):
+                out.append(S.const(defaults[p]))
+            elif not hasattr(defaults[p], "_array"):  # an array, a function: as made
+                out.append(self.bind(defaults[p], f"{p}_default"))
+            else:  # a Tensor would be read apart from the tape
+                raise self.source_map.error(call, f"the default of {p!r} in "
+                                                  f"{fn.__qualname__} is a Tensor",
+                                            hint=f"Pass {p!r} explicitly.")
+        return out
+
+    def bind(self, obj, hint):
+        """A fresh name the generated code and ``parsed.resolve`` read as ``obj``."""
+        name = self.names.fresh(hint)
+        self.parsed.namespace[name] = obj
+        return S.name(name)
+
+    def callee(self, call):
+        try:
+            fn = self.parsed.resolve(call.func)
+        except KeyError:
+            return None
+        fn = getattr(fn, "python_function", fn)  # compiled, as analysis.Describer does
+        user = inspect.isfunction(fn) and not is_library(fn) and rules.rule_of(
+            fn) is None and not rules.is_nondifferentiable(fn)
+        return fn if user else None
+
+    def closure(self, arg):
+        """(function, the names holding its captures here) if ``arg`` is a lambda, a
+        local function or a parameter holding a closure; else None."""
+        if isinstance(arg, gast.Lambda):
+            return self.made_from(arg, lambda_as_def("lambda", arg))
+        if not isinstance(arg, gast.Name):
+            return None
+        held = self.parsed.functions.get(arg.id)
+        if _captures_of(held):  # passed on: the captures this unit was passed with it
+            where = {e: p for p, e in self.parsed.passed.items()}
+            return held, [where[f"{arg.id}/{c}"] for c in _captures_of(held)]
+        if arg.id in self.bound:
+            fn, copies, keywords = self.bound[arg.id]
+            keys = [str(k) for k in range(len(copies))] + list(keywords)
+            made = functools.partial(fn, *copies, **keywords)  # stands for it: see
+            made.srcdiff_captures = tuple(keys)                # partial_call
+            return made, copies + list(keywords.values())
+        if arg.id in self.local_defs and arg.id not in self.params:
+            index, fdef, stmt = self.local_defs[arg.id]
+            if index >= self.top:
+                raise self.source_map.error(arg, f"the local function {arg.id!r} is passed "
+                                                  "before it is defined",
+                                            hint=f"Define {arg.id!r} above.")
+            return self.made_from(stmt.value if isinstance(stmt, gast.Assign) else fdef, fdef)
+        return None
+
+    def made_from(self, node, fdef):
+        """(function, captures) for the lambda or def ``node`` (``fdef`` its def form)."""
+        if id(node) not in self.made:
+            self.made[id(node)] = self.make(node, fdef)
+        closure, captures = self.made[id(node)]
+        return closure, list(captures)
+
+    def make(self, node, fdef):
+        refuse = None
+        args = fdef.args
+        if args.vararg or args.kwarg or args.kwonlyargs or args.posonlyargs:
+            refuse = "a function passed as a value may not take *args, **kwargs or " \
+                     "keyword-only parameters"
+        elif not all(isinstance(d, gast.Constant) for d in args.defaults):
+            refuse = "the default values of a function passed as a value must be constants"
+        elif fdef.decorator_list:
+            refuse = "a decorated local function cannot be passed as a value"
+        elif any(isinstance(n, (gast.Global, gast.Nonlocal)) for n in gast.walk(fdef)):
+            refuse = "a function passed as a value may not declare 'global' or 'nonlocal'"
+        if refuse:
+            raise self.source_map.error(node, refuse, hint="Define it at module level.")
+        code = self.code_of(node)
+        own = {a.id for a in args.args} | S.assigned_names(fdef.body)
+        free = {n.id for n in gast.walk(fdef) if isinstance(n, gast.Name)
+                and isinstance(n.ctx, gast.Load)} - own
+        captures = sorted(free & self.locals)
+        cells = set(self.fn.__code__.co_cellvars)
+        reads = {}  # capture -> what the function's own code reads for it (its lifted)
+        for c in captures:
+            helper, _, inner = self.parsed.passed.get(c, "").partition("/")
+            if c in code.co_freevars or (c in code.co_names and c in self.lifted):
+                reads[c] = c  # a local, or a global Tensor lifted under its own name
+            elif inner and helper in code.co_names:
+                reads[c] = self.parsed.passed[c]  # what a helper it calls reads: helper/W
+            else:  # a local of the unit the code does not read as one: refused
+                raise self.source_map.error(node, f"a function made here reads {c!r}, which "
+                                                  "the compiler renamed (*args, or a Tensor "
+                                                  "read through an attribute)",
+                                            hint="Pass that value as an argument.")
+        for v in code.co_freevars:
+            if v in self.local_defs:
+                raise self.source_map.error(node, f"a function made here calls the local "
+                                                  f"function {v!r}: not supported",
+                                            hint=f"Define {v!r} at module level.")
+            if v in cells and v not in captures:
+                raise self.source_map.error(node, f"a function made here reads {v!r}, "
+                                                  "which the compiler renamed (*args)",
+                                            hint="Pass that value as an argument.")
+        outer = dict(zip(self.fn.__code__.co_freevars, self.fn.__closure__ or ()))
+        closure = tuple(outer.get(v) or types.CellType() for v in code.co_freevars)
+        defaults = tuple(d.value for d in args.defaults) or None
+        fn = types.FunctionType(code, self.fn.__globals__, code.co_name, defaults,
+                                closure or None)
+        fn.srcdiff_captures = tuple(reads[c] for c in captures)
+        return fn, captures
+
+    def code_of(self, node):
+        """The code object of the lambda or def ``node`` among the function's constants."""
+        codes = [c for c in self.fn.__code__.co_consts if inspect.iscode(c)]
+        if isinstance(node, gast.FunctionDef):
+            found = [c for c in codes if c.co_name == node.name]
+        else:
+            body = node.body
+            start = (self.source_map.file_line(body), body.col_offset + self.source_map.col_offset)
+            end = (self.source_map.first_line + body.end_lineno - 1,
+                   body.end_col_offset + self.source_map.col_offset)
+            found = [c for c in codes if c.co_name == "<lambda>"
+                     and start <= _first_position(c) < end]
+        if len(found) != 1:
+            raise self.source_map.error(node, "cannot find the code of this function "
+                                              "(the file changed since it was imported?)",
+                                        hint="Reload the module.")
+        return found[0]
+
+
+def _target(s):
+    """The name an assignment ``s`` binds, if it binds one name."""
+    if isinstance(s, gast.Assign) and len(s.targets) == 1 and isinstance(s.targets[0],
+                                                                         gast.Name):
+        return s.targets[0].id
+    return None
+
+
+def _first_position(code):
+    """(line, column) of the first instruction of ``code`` that has a place in its body
+    (as parse.find_lambda reads it)."""
+    positions = [p for p in code.co_positions() if p[0] is not None and p[2] is not None
+                 and p[0] >= code.co_firstlineno and (p[2], p[3]) != (0, 0)]
+    return (positions[0][0], positions[0][2]) if positions else (0, -1)
+
+
+def _keyword_only(fn):
+    return any(p.kind is p.KEYWORD_ONLY for p in inspect.signature(fn).parameters.values())
+
+
+def _positional_names(fn, keyword_only=True):
+    """The parameters of ``fn`` compiled code passes by position: keyword-only ones
+    follow the others (parse._check_signature)."""
+    kinds = ("POSITIONAL_ONLY", "POSITIONAL_OR_KEYWORD") + ("KEYWORD_ONLY",) * keyword_only
+    return [p.name for p in inspect.signature(fn).parameters.values() if p.kind.name in kinds]
+
+
+def _callee_name(call):
+    func = call.func
+    while isinstance(func, gast.Attribute):
+        func = func.value
+    return func.id if isinstance(func, gast.Name) else "callee"
