@@ -31,7 +31,7 @@ from . import nest
 from ._recording import STATE
 from .compiler.errors import CompileError, for_user
 from .compiler.parse import check_function, parse_function
-from .compiler.cache import CACHE, functions_of, ranks_of
+from .compiler.cache import CACHE, NOT_FUNCTIONS, functions_of, ranks_of
 from .ops.array_ops import identity
 from .nest import unwrapped
 from .rules.containers import CONTAINERS, dense
@@ -332,7 +332,7 @@ class Units:
         if traits is None:
             traits = self.traits[types] = (
                 any(issubclass(t, CONTAINERS) for t in types),
-                not all(t in _NO_FUNCTION for t in types))
+                not all(t in NOT_FUNCTIONS for t in types))
         nested, maybe_functions = traits
         if nested:  # a pytree's depth decides too
             key += tuple(map(kind, args))
@@ -436,19 +436,18 @@ def clear_cache():
 
 
 _PLAIN = (np.ndarray, float, int, Tensor)  # what no tape reads; a Tensor is no Variable
-_NO_FUNCTION = frozenset(_PLAIN)  # argument types that are never a function
 
 
 def _watched(value, tapes):
     """Whether a tape watches ``value``, or a floating Tensor in a pytree of it: an
     input the call differentiates."""
-    kind = type(value)
-    if kind is Tensor:  # the common case, without the generic walk below
+    cls = type(value)
+    if cls is Tensor:  # the common case, without the generic walk below
         for t in tapes:
             if t._tracks_any((value,)):
                 return value._value.dtype.kind in "fc"
         return False
-    if kind in (np.ndarray, float, int):
+    if cls in (np.ndarray, float, int):
         return False
     return any(any(t._tracks_any((s,)) for t in tapes) and _differentiable(s)
                for s in _sources(value))

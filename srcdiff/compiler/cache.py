@@ -176,8 +176,9 @@ def functions_of(values):
     """(position, function) for each value that is a function (a def, a lambda, a
     ufunc, an ``@sd.function``): a compile is keyed on them, and calls of that
     parameter are calls of that function."""
-    return tuple([(k, v) for k, v in enumerate(values) if type(v) not in _NOT_FUNCTIONS and (
+    return tuple([(k, v) for k, v in enumerate(values) if type(v) not in NOT_FUNCTIONS and (
         isinstance(v, np.ufunc) or inspect.isfunction(getattr(v, "python_function", v)))])
 
 
-_NOT_FUNCTIONS = {np.ndarray, float, int, list, tuple, dict}  # most arguments: no attribute asked
+# the types of most arguments, never a function: no attribute asked of them
+NOT_FUNCTIONS = frozenset({np.ndarray, float, int, list, tuple, dict})
