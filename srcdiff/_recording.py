@@ -13,6 +13,9 @@ class _State(threading.local):
         # operation it records onto one of the tapes that were recording when it began
         # reads a watched value it did not take as an input (see compiled_code_met).
         self.compiled = None
+        # > 0 while srcdiff runs code written for the compiler on the tape, where a
+        # Python number made of a followed Tensor is refused (see eager_numbers.py)
+        self.exact = 0
 
 
 STATE = _State()

@@ -30,6 +30,7 @@ import numpy as np
 from . import nest
 from ._recording import STATE
 from .compiler.errors import CompileError, for_user
+from .eager_numbers import exactly
 from .compiler.parse import check_function, parse_function
 from .compiler.cache import CACHE, NOT_FUNCTIONS, functions_of, ranks_of
 from .ops.array_ops import identity
@@ -66,7 +67,7 @@ class Function:
 
     def __call__(self, *args):
         if self._eager:
-            return self.python_function(*args)
+            return exactly(self.python_function, *args)
         try:
             return self._call(args)
         except CompileError as error:
@@ -75,7 +76,7 @@ class Function:
             warnings.warn(f"srcdiff cannot compile {self.__qualname__}; running it on the "
                           f"eager tape instead:\n{error}", stacklevel=2)
             self._eager = True
-            return self.python_function(*args)
+            return exactly(self.python_function, *args)
 
     def cache_info(self):
         """This function's hits and misses, how many compiled units of it the cache holds,
@@ -259,7 +260,7 @@ class _CompiledCall:
         sources = [copies[k] if k in copies else self._captured(k) for k in watched]
         with GradientTape() as tape:
             tape.watch(sources)
-            y = self.function.python_function(*args)
+            y = exactly(self.function.python_function, *args)
         grads = tape.gradient(y, sources, output_gradients=g)
         # a captured Variable read under two expressions (W, helper/W) is two inputs of
         # the compiled code, but one source here: its gradient counts once
@@ -670,8 +671,8 @@ def on_tensors(derivative, args):
 def _tensor_form(fn):
     """``fn`` as a function of Tensors whose operations the active tapes record."""
     derivative = DERIVATIVES.get(fn)
-    if derivative is None:
-        return fn  # NumPy functions and operators on Tensors are recorded
+    if derivative is None:  # NumPy functions and operators on Tensors are recorded,
+        return functools.partial(exactly, fn)  # math's too, there
     inner = _tensor_form(derivative.fn)
     return lambda *args: _differentiate(derivative, inner, args)
 

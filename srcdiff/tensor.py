@@ -156,6 +156,7 @@ class _ArrayLike:
         return self._array().__format__(spec)
 
     def __float__(self):
+        _number_of(self, "float()")
         return float(self._item())
 
     def __int__(self):
@@ -165,6 +166,7 @@ class _ArrayLike:
         return operator.index(self._item())
 
     def __complex__(self):
+        _number_of(self, "complex()")
         return complex(self._item())
 
     def _item(self):
@@ -313,9 +315,11 @@ class _ArrayLike:
         return apply(np.all, self, axis=axis, keepdims=keepdims)
 
     def tolist(self):
+        _number_of(self, ".tolist()")
         return np.asarray(self._array()).tolist()
 
     def item(self, *args):
+        _number_of(self, ".item()")
         return np.asarray(self._array()).item(*args)
 
     # --- NumPy's protocols: NumPy functions on Tensors are recorded primitives ---
@@ -390,6 +394,14 @@ class Tensor(_ArrayLike):
 
     def __reduce__(self):
         return (Tensor, (self._value,))
+
+
+def _number_of(value, how):
+    """Python numbers are made of ``value`` (``how``): refused where srcdiff runs code
+    written for the compiler on the tape (see eager_numbers.py)."""
+    if STATE.exact:
+        from .eager_numbers import refuse_number  # it imports this module
+        refuse_number(value, how)
 
 
 def _numpy_repr(value):
@@ -782,15 +794,21 @@ def _refuse_if_followed(value):
     ``np.sum`` given a list of Tensors: NumPy never hands those calls to a Tensor).
     The result is a plain ndarray, through which no gradient can flow, so this is refused
     while a recording tape follows ``value`` (as JAX refuses it for a traced value)."""
-    if isinstance(value, Variable):
-        value = value.read_value()
-    if any(tape._tracks_any((value,)) for tape in STATE.tapes):
+    if followed(value):
         raise TypeError(
             "NumPy converted a Tensor that a recording GradientTape follows into an "
             "ndarray (np.asarray(t), or np.array/np.sum/... of a list of Tensors): no "
             "gradient flows through an ndarray. Join Tensors with np.stack, "
             "np.concatenate or sd.stack (recorded), or take t.numpy() to use the value "
             "outside the gradient.")
+
+
+def followed(value):
+    """Whether a recording tape follows ``value`` (a Variable: once read, which may
+    watch it)."""
+    if isinstance(value, Variable):
+        value = value.read_value()
+    return any(tape._tracks_any((value,)) for tape in STATE.tapes)
 
 
 def _refuse_if_tracked(fn, args, tapes):

@@ -2,10 +2,13 @@
 is that input (it gets its gradient); one the rule models is passed to it; any
 other (``where=``, ``initial=``, ``out=``, ``order=``) is refused, since the rule
 would ignore it and the gradient would be of another function."""
+import math
+
 import numpy as np
 import pytest
 
 import srcdiff as sd
+from srcdiff.rules.registry import rule_of
 from compiler_programs import check_grad, check_three_ways
 
 X = np.array([0.3, -0.7, 1.1, 0.2])
@@ -78,6 +81,17 @@ def test_keywords_without_a_model_are_refused(fn):
     with pytest.raises(sd.CompileError) as info:
         sd.grad(fn)(X.copy())
     assert "=..." in str(info.value)
+
+
+def log_in_a_base(x):
+    return math.log(x[0], 2.0) * x[1]
+
+
+def test_more_positional_arguments_than_the_rule_takes_are_refused():
+    # math.log's rule is of x alone: the base, passed by position, would be ignored
+    with pytest.raises(sd.CompileError, match="math.log"):
+        sd.grad(log_in_a_base)(np.array([3.0, 2.0]))
+    assert rule_of(math.log).parameters()[2] == 1
 
 
 def sum_where_inactive(x, data):

@@ -323,6 +323,7 @@ EXAMPLES = {
     math.log10: scalar(P), math.sqrt: scalar(P), math.tanh: scalar(), math.sinh: scalar(),
     math.cosh: scalar(), math.atan: scalar(), math.asin: scalar(U), math.acos: scalar(U),
     math.asinh: scalar(), math.atanh: scalar(U), math.erf: scalar(), math.erfc: scalar(),
+    math.fabs: scalar(),
     math.acosh: [ex(Arg(None, lo=1.5, hi=3.0))],
     math.pow: [ex(Arg(None, lo=0.5, hi=2.0), Arg(None))],
     math.atan2: [ex(Arg(None), Arg(None))],

@@ -199,8 +199,11 @@ class Describer:
 def _bind_keywords(rule, inputs, kwargs):
     """(inputs, keywords) with each keyword that names an input moved to its place
     (``np.clip(x, a_min=lo)``: lo gets its gradient); None if a keyword is not one
-    the rule models (``where=``, ``out=``, ``order=``): it would be ignored."""
-    defaults, modelled = rule.parameters()
+    the rule models (``where=``, ``out=``, ``order=``), or more arguments by position
+    than it takes: either would be ignored."""
+    defaults, modelled, positional = rule.parameters()
+    if positional is not None and len(inputs) > positional:
+        return None
     names = list(defaults)
     for key in list(kwargs):
         if key in names:

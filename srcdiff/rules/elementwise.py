@@ -164,11 +164,12 @@ defvjp(math.erfc, lambda g, ans, x: -g * (2 / math.sqrt(math.pi)) * math.exp(-x 
 defvjp(math.asinh, lambda g, ans, x: g / math.sqrt(x ** 2 + 1))
 defvjp(math.acosh, lambda g, ans, x: g / math.sqrt(x ** 2 - 1))
 defvjp(math.atanh, lambda g, ans, x: g / (1 - x ** 2))
+defvjp(math.fabs, lambda g, ans, x: g * ((x > 0) - (x < 0)))  # np.sign's: 0 at 0
 # Each multiplies g by numbers: a batch of adjoints (rows) is multiplied row by row.
 declare(math.sin, math.cos, math.tan, math.exp, math.expm1, math.log, math.log1p, math.log2,
         math.log10, math.sqrt, math.tanh, math.sinh, math.cosh, math.atan, math.asin,
         math.acos, math.pow, math.atan2, math.hypot, math.erf, math.erfc, math.asinh,
-        math.acosh, math.atanh, batches=True)
+        math.acosh, math.atanh, math.fabs, batches=True)
 # The builtin abs (and max, min of two) is np.absolute to the compiler: no rule of its own.
 defvjp(float, lambda g, ans, x: g, number=True)  # float(x) of a one-element array: the same number
 nondifferentiable(math.floor, math.ceil, math.trunc, round, int, bool, len)

@@ -53,15 +53,20 @@ class Rule:
         return traits_of(self.primitive)
 
     def parameters(self):
-        """({input name: default}, in order; {keyword: default} the rules model).
+        """({input name: default}, in order; {keyword: default} the rules model; how
+        many arguments may be passed by position, None for any number).
 
         Read from the first vjp's signature, after ``g, ans``: a keyword a rule only
-        swallows (``**kw``) is not modelled, nor is ``out`` (a write in place)."""
+        swallows (``**kw``) is not modelled, nor is ``out`` (a write in place); an
+        argument beyond its positional parameters has no model (``math.log(x, base)``
+        under a rule of ``x`` alone)."""
         if self._parameters is None:
             inputs, keywords = {}, {}
             fn = self.argnum_vjp or next((v for v in self.vjps if v is not None), None)
             params = list(inspect.signature(fn).parameters.values()) if fn else []
             params = params[3:] if self.argnum_vjp else params[2:]
+            positional = None if any(p.kind is p.VAR_POSITIONAL for p in params) else sum(
+                p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD) for p in params)
             for p in params:
                 if p.kind in (p.VAR_POSITIONAL, p.VAR_KEYWORD) or p.name == "out":
                     continue
@@ -69,7 +74,7 @@ class Rule:
                     inputs[p.name] = p.default
                 else:
                     keywords[p.name] = p.default
-            self._parameters = (inputs, keywords)
+            self._parameters = (inputs, keywords, positional)
         return self._parameters
 
     def __repr__(self):

@@ -1,0 +1,173 @@
+"""Python numbers made of Tensors, where srcdiff runs code written for the compiler on the tape.
+
+The tape records operations on Tensors; a Python number made of one (``float(t)``,
+``math.sin(t)``, ``t.item()``, ``t.tolist()``) is a constant to it, as it is to
+TensorFlow.  The compiler differentiates those conversions: ``math.sin`` has a rule,
+``float`` is the identity.  So where srcdiff itself runs a function written for the
+compiler on eager tapes (a derivative of a derivative, the backward step of a
+compiled call that an outer tape records, ``fallback="eager"``), the tape would
+drop silently what the compiled code keeps.  :func:`exactly` runs such a function:
+
+* the ``math`` module and ``float`` its code reads as globals (and ``math``
+  functions bound to global names: ``from math import sin``) are replaced by twins
+  that, given a Tensor, raise what ``math`` would raise for its value and then apply
+  the NumPy function computing the same number, which the tape records (in float64,
+  as ``math`` computes);
+* any other conversion of a Tensor a recording tape follows to a Python number
+  (:func:`refuse_number`: ``float``, ``complex``, ``item``, ``tolist``, ``numpy``
+  in a helper with globals of its own, say) raises :class:`CompileError`.  ``int``,
+  ``bool`` and ``index`` stay allowed: their derivative is zero where it exists.
+
+Invariant: while :func:`exactly` runs, a tape records every dependence the compiler
+would differentiate, or the call raises; outside it the tape keeps TensorFlow's
+behaviour.
+"""
+import dis
+import functools
+import math
+import types
+
+import numpy as np
+
+from ._recording import STATE
+from .compiler.errors import CompileError
+from .tensor import _ArrayLike, cast, followed
+
+# math function -> the NumPy function computing it, on Tensors
+_TWINS = {
+    math.sin: np.sin, math.cos: np.cos, math.tan: np.tan, math.asin: np.arcsin,
+    math.acos: np.arccos, math.atan: np.arctan, math.atan2: np.arctan2,
+    math.sinh: np.sinh, math.cosh: np.cosh, math.tanh: np.tanh, math.asinh: np.arcsinh,
+    math.acosh: np.arccosh, math.atanh: np.arctanh, math.exp: np.exp, math.expm1: np.expm1,
+    math.log1p: np.log1p, math.log2: np.log2, math.log10: np.log10, math.sqrt: np.sqrt,
+    math.pow: np.power, math.hypot: np.hypot, math.fabs: np.abs,
+    math.log: lambda x, base=None: np.log(x) if base is None else np.log(x) / np.log(base),
+}
+# math functions of a number whose derivative is zero wherever it exists
+_FLAT = (math.floor, math.ceil, math.trunc, math.isnan, math.isinf, math.isfinite)
+
+
+def _value(a):
+    return a._item() if isinstance(a, _ArrayLike) else a
+
+
+def _twin(math_fn, numpy_fn):
+    @functools.wraps(math_fn)
+    def twin(*args):
+        if not any(isinstance(a, _ArrayLike) for a in args):
+            return math_fn(*args)
+        math_fn(*map(_value, args))  # its errors: a domain, a size, a complex value
+        return numpy_fn(*[cast(a, np.float64) if isinstance(a, _ArrayLike) else a
+                          for a in args])
+    return twin
+
+
+def _flat(math_fn):
+    @functools.wraps(math_fn)
+    def flat(*args):
+        return math_fn(*map(_value, args))
+    return flat
+
+
+def _float(x=0.0):
+    """``float`` with a Tensor's derivative: the number as a 0-d float64 Tensor."""
+    if not isinstance(x, _ArrayLike):
+        return float(x)
+    float(x._item())  # a Tensor of one element, and not complex
+    return cast(x, np.float64).reshape(())
+
+
+_MATH = types.ModuleType("math", "The math module, whose functions record their Tensors.")
+_MATH.__dict__.update({k: v for k, v in vars(math).items() if not k.startswith("__")})
+_MATH.__dict__.update({f.__name__: _twin(f, t) for f, t in _TWINS.items()})
+_MATH.__dict__.update({f.__name__: _flat(f) for f in _FLAT})
+_REPLACEMENTS = {id(math): _MATH, **{id(f): getattr(_MATH, f.__name__)
+                                     for f in (*_TWINS, *_FLAT)}}
+
+
+class _Overlay(dict):
+    """Globals that are the live ``base``'s but for the replacements it holds itself."""
+
+    def __init__(self, base, replacements):
+        super().__init__(replacements)
+        self.base = base
+
+    def __missing__(self, name):
+        return self.base[name]
+
+
+def _with_twins(fn):
+    """``fn`` reading the twins instead of ``math`` and ``float`` in its globals, its
+    closure and its defaults, or ``fn`` itself when it reads none of them.  Never
+    where ``fn`` writes them (a global, a ``nonlocal``): those writes must reach the
+    scope they belong to."""
+    if not isinstance(fn, types.FunctionType):
+        return fn
+    code = fn.__code__
+    names, writes = _globals_of(code)
+    live = fn.__globals__
+    replacements = {} if writes else {n: _REPLACEMENTS[id(live[n])] for n in names
+                                      if n in live and id(live[n]) in _REPLACEMENTS}
+    if "float" in names and "float" not in live and not writes:
+        replacements["float"] = _float
+    cells = fn.__closure__ or ()
+    if cells and not _writes_cells(code):
+        cells = tuple(types.CellType(_REPLACEMENTS[id(c.cell_contents)])
+                      if _holds_replaced(c) else c for c in cells)
+    defaults = fn.__defaults__ and tuple(_REPLACEMENTS.get(id(d), d)
+                                         for d in fn.__defaults__)
+    if not replacements and cells == (fn.__closure__ or ()) and defaults == fn.__defaults__:
+        return fn
+    twin = types.FunctionType(code, _Overlay(live, replacements) if replacements else live,
+                              fn.__name__, defaults, cells or None)
+    twin.__kwdefaults__ = fn.__kwdefaults__
+    return twin
+
+
+def _holds_replaced(cell):
+    try:
+        return id(cell.cell_contents) in _REPLACEMENTS
+    except ValueError:  # an empty cell: a local not yet assigned
+        return False
+
+
+@functools.lru_cache(maxsize=512)
+def _writes_cells(code):
+    return any(i.opname in ("STORE_DEREF", "DELETE_DEREF") and i.argval in code.co_freevars
+               for i in dis.get_instructions(code))
+
+
+@functools.lru_cache(maxsize=512)
+def _globals_of(code):
+    """The names ``code`` and the code nested in it may read as globals, and whether
+    any of it writes a global."""
+    names = set(code.co_names)
+    writes = any(i.opname in ("STORE_GLOBAL", "DELETE_GLOBAL")
+                 for i in dis.get_instructions(code))
+    for c in code.co_consts:
+        if isinstance(c, types.CodeType):
+            inner, inner_writes = _globals_of(c)
+            names |= inner
+            writes |= inner_writes
+    return frozenset(names), writes
+
+
+def exactly(fn, *args):
+    """``fn(*args)`` on the eager tapes, recording what the compiler differentiates."""
+    STATE.exact += 1
+    try:
+        return _with_twins(fn)(*args)
+    finally:
+        STATE.exact -= 1
+
+
+def refuse_number(value, how):
+    """Raise CompileError if ``value`` is followed by a recording tape while
+    :func:`exactly` runs: turning it into a Python number (``how``) would drop its
+    derivative, which the compiler keeps."""
+    if STATE.exact and followed(value):
+        raise CompileError(
+            f"{how} of a value being differentiated makes a Python number, which carries "
+            "no derivative on the eager tape: srcdiff runs this function on the tape for a "
+            "derivative of a derivative (or for fallback='eager'). Use the NumPy function "
+            "(np.sin, np.asarray(x, dtype=float)), or math and float in the function itself.")
