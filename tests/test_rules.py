@@ -24,6 +24,7 @@ from srcdiff.rules.helpers import unindex
 from srcdiff.rules.registry import all_rules, all_traits
 from srcdiff.rules.linalg import eigh_factor, logabsdet, multi_dot, qr_factor, svd_factor
 from srcdiff.rules.numbers import as_float64
+from srcdiff.rules import guarded
 from srcdiff.rules.nn import log_softmax, relu, sigmoid, softmax, softplus
 from srcdiff.rules.reductions import logsumexp, norm
 from srcdiff.rules.shapes import cast, concatenate, stack
@@ -258,6 +259,10 @@ EXAMPLES = {
     # activations
     sigmoid: unary(),
     softplus: unary(),
+    # TensorFlow's kernels: a zero adjoint gives zero (tests/test_tape.py checks that)
+    guarded.sqrt: unary(P),
+    guarded.rsqrt: unary(P),
+    guarded.reciprocal: unary(P),
     relu: unary(),
     softmax: [ex(R(2, 3)), ex(R(2, 3), axis=0)],
     log_softmax: [ex(R(2, 3)), ex(R(2, 3), axis=0)],

@@ -5,6 +5,7 @@ import gc
 import logging
 import threading
 import weakref
+import warnings
 
 import numpy as np
 import pytest
@@ -873,3 +874,30 @@ def test_an_unwatched_tensor_through_the_fast_paths_is_not_recorded():
     gx, gc_ = tape.gradient(y, [x, c])
     assert gc_ is None
     np.testing.assert_allclose(gx.numpy(), -(np.exp([3.0, 4.0]) * 2.0) + 1.0)
+
+
+@pytest.mark.parametrize("op, at", [(sd.sqrt, 0.0), (sd.math.rsqrt, 0.0),
+                                    (sd.math.reciprocal, 0.0)],
+                         ids=["sqrt", "rsqrt", "reciprocal"])
+def test_tensorflow_s_kernels_give_zero_for_a_zero_adjoint(op, at):
+    # where the derivative is infinite, an unused branch of tf.where gets 0, not nan
+    x = f64([at, 0.25])
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", RuntimeWarning)
+        with sd.GradientTape() as tape:
+            tape.watch(x)
+            y = sd.where(x > 0.1, op(x), 0.0)
+        g = tape.gradient(y, x).numpy()
+    assert g[0] == 0.0
+    expected = numerical_grad(lambda v: np.asarray(op(f64(v))), np.array([0.25]))
+    np.testing.assert_allclose(g[1], expected.ravel(), rtol=1e-6)
+
+
+def test_numpy_s_sqrt_keeps_the_plain_formula_on_the_tape():
+    x = f64([0.0])
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", RuntimeWarning)
+        with sd.GradientTape() as tape:
+            tape.watch(x)
+            y = np.sqrt(x)
+        assert np.isnan(tape.gradient(y, x, output_gradients=f64([0.0])).numpy()[0])

@@ -3,18 +3,19 @@ import functools
 
 import numpy as np
 
-from ..rules import nn as nn_rules
+from ..rules import guarded, nn as nn_rules
 from ..rules.reductions import logsumexp, norm as _norm
 from ._op import axis_arg, op, primitive_op
 
 # TensorFlow's name -> (the NumPy primitive, TensorFlow's parameter names).
 _PRIMITIVES = {
     **{name: (fn, ("x",)) for name, fn in {
-        "negative": np.negative, "abs": np.absolute, "square": np.square, "sqrt": np.sqrt,
+        "negative": np.negative, "abs": np.absolute, "square": np.square, "sqrt": guarded.sqrt,
         "exp": np.exp, "log": np.log, "log1p": np.log1p, "expm1": np.expm1, "sin": np.sin,
         "cos": np.cos, "tan": np.tan, "tanh": np.tanh, "sinh": np.sinh, "cosh": np.cosh,
         "asin": np.arcsin, "acos": np.arccos, "atan": np.arctan, "asinh": np.arcsinh,
-        "acosh": np.arccosh, "atanh": np.arctanh, "sign": np.sign, "reciprocal": np.reciprocal,
+        "acosh": np.arccosh, "atanh": np.arctanh, "sign": np.sign, "reciprocal": guarded.reciprocal,
+        "rsqrt": guarded.rsqrt,
         "floor": np.floor, "ceil": np.ceil, "round": np.rint, "conj": np.conjugate,
         "sigmoid": nn_rules.sigmoid, "is_nan": np.isnan, "is_finite": np.isfinite,
         "is_inf": np.isinf, "logical_not": np.logical_not}.items()},
@@ -46,12 +47,6 @@ def _int_dtype(x):
 def squared_difference(x, y, name=None):
     """``(x - y) ** 2`` elementwise, broadcasting: ``sd.squared_difference(pred, target)``."""
     return np.square(x - y)
-
-
-@op()
-def rsqrt(x, name=None):
-    """``1 / sqrt(x)`` elementwise: ``sd.rsqrt(sd.constant([4.0]))`` holds ``[0.5]``."""
-    return 1 / np.sqrt(x)
 
 
 @op(tensors=3)
@@ -186,7 +181,7 @@ def add_n(inputs, name=None):
 
 __all__ = sorted(
     list(_PRIMITIVES) +
-    ["squared_difference", "rsqrt", "clip_by_value", "where", "reduce_sum", "reduce_mean",
+    ["squared_difference", "clip_by_value", "where", "reduce_sum", "reduce_mean",
      "reduce_max", "reduce_min", "reduce_prod", "reduce_variance", "reduce_std",
      "reduce_logsumexp", "reduce_any", "reduce_all", "norm", "argmax", "argmin", "cumsum",
      "add_n"])
