@@ -338,6 +338,9 @@ class _ArrayLike:
                                 inputs, kwargs)
 
     def __array_function__(self, func, types, args, kwargs):
+        form = kwargs and registry.form_of(func, kwargs)
+        if form:  # np.linalg.svd(t, compute_uv=False): another function
+            return form(*args, **kwargs)
         if registry.expansion_of(func) is not None:  # several results: np.split, eigh
             return registry.expand(func, *args, **kwargs)
         if joins.is_join(func):  # np.concatenate([a, b]), np.hstack, np.block...

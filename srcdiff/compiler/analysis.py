@@ -158,6 +158,10 @@ class Describer:
             return self.primitive(fn, node.args, kwargs, node, containers.WHOLE[fn])
         if rules.traits_of(fn).splits is not None:  # several results: see reverse_unpack
             return Op(Kind.SPLIT, node.args[:1], fn=fn, name=rules.registry.primitive_name(fn))
+        form = kwargs and rules.registry.form_of(fn, {
+            k: v.value for k, v in kwargs.items() if isinstance(v, gast.Constant)})
+        if form:  # np.linalg.svd(a, compute_uv=False): another function, compiled as a call
+            return Op(Kind.CALL, self.bind(form, node), fn=form)
         expansion = rules.registry.expansion_of(fn)
         if getattr(expansion, "__name__", "<lambda>") != "<lambda>":
             fn = expansion  # several results (np.linalg.eigh): a def, compiled as a call

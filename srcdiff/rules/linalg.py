@@ -4,7 +4,7 @@ import numpy as np
 from .helpers import (T, cholesky_adjoint, dot_lhs, dot_rhs, eigh_adjoint, einsum_adjoint,
                       kron_adjoint, matmul_lhs, matmul_rhs, multi_dot_adjoint, qr_adjoint,
                       solve_adjoints, svd_adjoint, tensordot_lhs, tensordot_rhs)
-from .registry import defexpansion, defvjp, defvjp_argnum, nondifferentiable, primitive
+from .registry import defexpansion, defform, defvjp, defvjp_argnum, nondifferentiable, primitive
 from .shapes import SEQUENCE_FORMS
 
 defvjp(np.matmul,  # a ufunc: its rule batches over leading axes, as matmul does
@@ -93,9 +93,9 @@ def qr(a, mode="reduced"):
 @primitive
 def svd_factor(a, k, full_matrices=True, compute_uv=True, hermitian=False):
     """Result ``k`` of ``np.linalg.svd``: 0 is U, 1 the singular values, 2 is Vh."""
-    if not compute_uv:
-        raise NotImplementedError("the gradient of np.linalg.svd(compute_uv=False): "
-                                  "call np.linalg.svdvals")
+    if not compute_uv:  # by keyword, it is singular_values (below)
+        raise NotImplementedError("the gradient of np.linalg.svd(a, False, False): pass "
+                                  "compute_uv=False by keyword, or call np.linalg.svdvals")
     return np.linalg.svd(a, full_matrices, True, hermitian)[k]
 
 
@@ -103,6 +103,11 @@ def svd(a, full_matrices=True, compute_uv=True, hermitian=False):
     return (svd_factor(a, 0, full_matrices, compute_uv, hermitian),
             svd_factor(a, 1, full_matrices, compute_uv, hermitian),
             svd_factor(a, 2, full_matrices, compute_uv, hermitian))
+
+
+def singular_values(a, full_matrices=True, compute_uv=False, hermitian=False):
+    """``np.linalg.svd(a, compute_uv=False)``: the singular values alone."""
+    return svd_factor(a, 1, False, True, hermitian)
 
 
 defvjp(logabsdet, lambda g, ans, x: np.expand_dims(g, (-2, -1)) * T(np.linalg.inv(x)))
@@ -118,3 +123,4 @@ defvjp(np.linalg.cholesky, lambda g, ans, a, *, upper=False: cholesky_adjoint(g,
 for _f, _expansion in ((np.linalg.slogdet, slogdet), (np.linalg.eigh, eigh),
                        (np.linalg.qr, qr), (np.linalg.svd, svd)):
     defexpansion(_f, _expansion, named=type(_f(np.eye(2))))
+defform(np.linalg.svd, "compute_uv", False, singular_values)

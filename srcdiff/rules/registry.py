@@ -16,6 +16,7 @@ import numpy as np
 _VJPS = {}
 _TRAITS = {}
 _EXPANSIONS = {}
+_FORMS = {}
 
 # Each @primitive wrapper -> the function it wraps: what ``apply`` runs on arrays.
 RAW = {}
@@ -196,6 +197,22 @@ def defexpansion(numpy_fn, expansion, named=None, **facts):
     _EXPANSIONS[numpy_fn] = (expansion, named)
     declare(numpy_fn, **facts)
     return expansion
+
+
+def defform(numpy_fn, keyword, value, form):
+    """Differentiate ``numpy_fn(..., keyword=value)`` as ``form`` (a function of the
+    same parameters) called the same way: for a keyword that changes what the call
+    returns (``np.linalg.svd(a, compute_uv=False)`` is the singular values alone)."""
+    _FORMS.setdefault(numpy_fn, []).append((keyword, value, form))
+
+
+def form_of(numpy_fn, constants):
+    """The form ``constants`` (keyword -> value, of a call of ``numpy_fn``) picks
+    among those registered by :func:`defform`, or None."""
+    for keyword, value, form in _FORMS.get(numpy_fn, ()):
+        if keyword in constants and constants[keyword] == value:
+            return form
+    return None
 
 
 def expansion_of(numpy_fn):
