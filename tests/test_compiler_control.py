@@ -423,6 +423,58 @@ def test_a_view_read_after_a_write_into_its_memory_is_refused(fn):
     assert info.value.lineno is not None and ".copy()" in str(info.value)
 
 
+def slice_updated_from_itself(x, s):
+    y = x * 1.0
+    y[1:] = np.sin(y[1:]) * s  # y[1:] is a view, read by the adjoint after the write
+    return np.sum(y ** 2)
+
+
+def column_scaled_in_place(x, s):
+    m = np.outer(x[:3], x[:3]) + np.eye(3)
+    m[:, 2] = m[:, 2] * s
+    m[0] *= x[0]
+    return np.sum(np.linalg.inv(m + 3.0 * np.eye(3)))
+
+
+def view_read_before_the_write(x, s):
+    y = np.tanh(x)
+    v = y[:2]
+    t = np.sum(v * v)   # v's adjoint reads v as it is here
+    y[:2] = s
+    return t + np.sum(y * x)
+
+
+def base_read_before_a_write_through_a_view(x, s):
+    y = x * 1.0
+    t = np.sum(y ** 3)  # y's adjoint reads y before v[0] = s changes it
+    v = y[:2]
+    v[0] = s
+    return t + np.sum(v * x[:2])
+
+
+def a_view_rewritten_every_iteration(x, s):
+    y = x * 1.0
+    for i in range(3):
+        w = y[::2]
+        y[::2] = np.sin(w) * w * s
+    return np.sum(y * x)
+
+
+@pytest.mark.parametrize("fn", [slice_updated_from_itself, column_scaled_in_place,
+                                view_read_before_the_write,
+                                base_read_before_a_write_through_a_view,
+                                a_view_rewritten_every_iteration], ids=ids)
+def test_a_view_an_adjoint_reads_keeps_its_value_from_before_the_write(fn):
+    # the forward pass reads the view before the write; the backward pass must too
+    check_grad(fn, (X[:3].copy(), 0.3), (0, 1), eager=False)
+    compiled = sd.function(fn)
+    value, pullback = sd.vjp(fn, X[:3].copy(), 0.3)
+    first, second = pullback(1.0), pullback(1.0)  # the tape is left as it was
+    for a, b in zip(first, second):
+        np.testing.assert_array_equal(a, b)
+    np.testing.assert_allclose(compiled(X[:3].copy(), 0.3), fn(X[:3].copy(), 0.3))
+
+
 def element_then_write(x, s):
     b = np.sin(x)
     d = b[-1]     # a row if x is a matrix (a view), a number if it is a vector

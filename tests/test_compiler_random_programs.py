@@ -237,7 +237,17 @@ class Writer:
         return [f"if {self.condition()}:", f"    return {value}"]
 
     def stmt_write(self, depth):
-        return [f"buf[{self.index()}] = {self.scalar_expr()}"]
+        form = self.pick(["element", "element", "slice", "view", "scaled"])
+        if form == "element":
+            return [f"buf[{self.index()}] = {self.scalar_expr()}"]
+        part = self.pick(["0:2", "1:", ":2", "::2", "1:3", ":"])
+        if form == "slice":  # reads the elements it replaces (a view, which the write changes)
+            return [f"buf[{part}] = np.sin(buf[{part}]) * np.tanh({self.scalar()}) + "
+                    f"{self.array()}[{part}]"]
+        if form == "scaled":
+            return [f"buf[{part}] *= {self.pick(['0.5', '1.2', self.scalar()])}"]
+        w = f"w{next(self.counter)}"  # a view of buf, read before the write only
+        return [f"{w} = buf[{part}]", f"buf[{part}] = np.sin({w}) * {w} + {self.array()}[{part}]"]
 
     def size(self):
         return self.draw(st.integers(1, 3))

@@ -81,13 +81,13 @@ def check_call_writes(facts, writes, varied, active, source_map):
     the call (or in a loop around both), or the call is given a varied value and the
     array is read after it (the change carries a gradient the caller cannot see)."""
     read_by_active = _read_by_active(facts, active)
-    shared = _sharing(facts)
+    shared = sharing(facts)
     for s in facts.exprs + facts.assigns:
         positions = writes.get(id(s))
         if not positions:
             continue
         op = facts.ops[id(s)]
-        names = {n for k in positions for n in _shared(shared, _name_at(op.inputs, k))}
+        names = {n for k in positions for n in shared_with(shared, _name_at(op.inputs, k))}
         names -= facts.numbers
         before = _read_before(facts, s, names, read_by_active)
         if before:
@@ -110,8 +110,8 @@ def written_names(facts, writes):
             direct |= {_name_at(op.inputs, k) for k in writes.get(id(s), ())} - {None}
         elif isinstance(s.value, gast.Call) and _may_write(s, op.kind):
             direct |= S.loaded_names(s.value)
-    shared = _sharing(facts)
-    return {m for n in direct for m in _shared(shared, n)} - facts.numbers
+    shared = sharing(facts)
+    return {m for n in direct for m in shared_with(shared, n)} - facts.numbers
 
 
 def _refuse(s, source_map, names=(), after=False):
@@ -181,8 +181,8 @@ def _reads_of(s):
     return S.loaded_names(s)
 
 
-def _sharing(facts):
-    """name -> the names whose memory it may share (itself included; see ``_shared``):
+def sharing(facts):
+    """name -> the names whose memory it may share (itself included; see ``shared_with``):
     ``y = x`` and views (``y = x[1:]``, ``x.T``), joined both ways and transitively."""
     groups = {}
     for s in facts.assigns:
@@ -197,7 +197,7 @@ def _sharing(facts):
     return groups
 
 
-def _shared(groups, name):
+def shared_with(groups, name):
     """The names sharing memory with ``name`` (none for None: not a name)."""
     return set() if name is None else groups.get(name, {name})
 

@@ -20,7 +20,7 @@ from . import syntax as S
 from .analysis import Kind, target_names
 from .dispatch import MethodCall
 from .release import delete, insert_after, release_points
-from .runtime import UNBOUND, shape_of, unbound
+from .runtime import UNBOUND, shape_of, snapshot, unbound
 
 
 class Forward:
@@ -136,6 +136,11 @@ class Forward:
                 else:
                     value = self.kept(name)
                 pre.append(_save(save[0], save[1], value))
+            for name, bound in plan.snapshots.get(id(s), ()):  # a view the write changes too
+                kind, var = plan.saves[id(s), name]
+                whole = S.expr(f"{name}.copy()") if bound else gast.Call(
+                    func=self.refs.bind(snapshot, "snapshot"), args=[S.name(name)], keywords=[])
+                pre.append(_save(kind, var, whole))
         if isinstance(s, gast.Assign):
             if id(s) in self.replay.calls:
                 stmt = S.copy_node(s)

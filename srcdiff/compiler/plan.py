@@ -11,6 +11,9 @@ Invariants of a plan:
 * a value is saved iff some adjoint reads it after it was overwritten
   (:func:`needs_restore`): into a variable of its own outside loops, onto a
   stack (one per name, so pushes and pops nest) inside them;
+* a write into elements (``x[i] = v``) overwrites every name sharing x's memory
+  (a view ``y = x[1:]``, an alias ``y = x``): each an adjoint reads from before the
+  write is saved whole there (a snapshot), and restored after its adjoint;
 * a cheap operation on numbers in a loop is recomputed by the backward pass
   instead of stacked (:func:`_recomputes`);
 * it is closed: restores make the backward pass replay branches and loops that
@@ -22,6 +25,7 @@ from dataclasses import dataclass, field
 import gast
 
 from . import syntax as S
+from .aliasing import sharing, shared_with
 from .analysis import Kind, target_names
 from .errors import InvariantError
 from .facts import from_math
@@ -44,6 +48,8 @@ class Plan:
     recompute_before: dict = field(default_factory=dict)  # id(stmt) -> assignments re-run
     recomputed: frozenset = frozenset()            # names the backward pass recomputes
     reads_at: dict = field(default_factory=dict)   # the marks it was planned for, closed
+    snapshots: dict = field(default_factory=dict)  # id(x[i] = v) -> [(view of x saved
+    # whole, whether it is bound there on every path)]
 
 
 @dataclass
@@ -105,10 +111,11 @@ def make_plan(facts, marks, tapes, namer):
     for _ in range(MAX_ROUNDS):
         before, recomputed, inputs, planned_reads = _recomputes(facts, reads_at, tapes)
         reads = (set(reads_at) & facts.primal | inputs & facts.primal) - recomputed
-        saves, stacks, init_none = _saves(facts, reads, planned_reads, tapes, namer)
+        saves, stacks, init_none, snapshots = _saves(facts, reads, planned_reads, tapes, namer)
         added = _replay_reads(facts, marks.coded, saves)
         if all(at <= reads_at.get(name, set()) for name, at in added.items()):
-            return Plan(saves, stacks, init_none, before, frozenset(recomputed), planned_reads)
+            return Plan(saves, stacks, init_none, before, frozenset(recomputed), planned_reads,
+                        snapshots)
         for name, at in added.items():
             reads_at.setdefault(name, set()).update(at)
     raise InvariantError("the plan of saves did not converge")
@@ -137,8 +144,10 @@ def exclusive(facts, a, b):
 
 
 def _saves(facts, reads, reads_at, tapes, namer):
-    """(saves, stacks, names to define as None first) for the values in ``reads``."""
-    saves, stacks, init_none = {}, [], []
+    """(saves, stacks, names to define as None first, snapshots) for the values in
+    ``reads``."""
+    saves, stacks, init_none, snapshots = {}, [], [], {}
+    groups = sharing(facts)
     defined, possibly = set(facts.params), set(facts.params)
 
     def save_for(s, name, in_loop):
@@ -162,8 +171,13 @@ def _saves(facts, reads, reads_at, tapes, namer):
         if isinstance(s, gast.Assign):
             target = s.targets[0]
             if isinstance(target, gast.Subscript):
-                if target.value.id in reads:
-                    save_for(s, target.value.id, in_loop)
+                x = target.value.id
+                if x in reads:
+                    save_for(s, x, in_loop)
+                for n in sorted(shared_with(groups, x) - {x} & reads):
+                    save_for(s, n, in_loop)  # the write changes it too
+                    if (id(s), n) in saves:
+                        snapshots.setdefault(id(s), []).append((n, n in defined))
             else:
                 for name in target_names(target):
                     if name in reads:
@@ -176,7 +190,7 @@ def _saves(facts, reads, reads_at, tapes, namer):
         elif isinstance(s, gast.For) and s.target.id in reads:
             save_for(s, s.target.id, in_loop)
             possibly.add(s.target.id)
-    return saves, stacks, init_none
+    return saves, stacks, init_none, snapshots
 
 
 def _replay_reads(facts, coded, saves):
@@ -191,7 +205,7 @@ def _replay_reads(facts, coded, saves):
             continue  # a loop's target is restored after the loop, if it is replayed
         replayed |= facts.loops_of[sid] | {branch for branch, _ in facts.arms_of[sid]}
         target = s.targets[0]
-        if isinstance(target, gast.Subscript):
+        if isinstance(target, gast.Subscript) and name == target.value.id:  # by element
             for read in S.loaded_names(target):
                 added.setdefault(read, set()).add(sid)
     for cid in replayed - coded:

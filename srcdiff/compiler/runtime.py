@@ -37,6 +37,12 @@ class _Unbound:
 UNBOUND = _Unbound()
 
 
+def snapshot(value):
+    """A copy of an array that a write is about to change under another name (see
+    plan.py); anything else as it is: a name a branch not taken left unbound."""
+    return value.copy() if hasattr(value, "copy") else value
+
+
 def unbound(name):
     """Raise what Python raises for a read of local ``name`` before any assignment."""
     raise UnboundLocalError(f"cannot access local variable '{name}' where it is not "
