@@ -49,6 +49,7 @@ import gast
 from .. import rules
 from . import syntax as S
 from .analysis import is_library
+from .kwargs import call_keywords, keyword_call, takes_kwargs
 from .local_functions import as_def, lambda_as_def
 
 CONSTANTS = (type(None), bool, int, float, complex, str)
@@ -212,7 +213,10 @@ class _Converter:
         if partial:
             appended = 0  # the partial's values are now the function's arguments
         callee = self.callee(call)
-        if callee is not None and (appended or _keyword_only(callee)):
+        spread = callee is not None and takes_kwargs(callee)
+        if spread:  # h(x, k=v) into h's **kwargs: a call of h compiled for the names
+            callee = self.keyword_call(call, callee, appended)
+        elif callee is not None and (appended or _keyword_only(callee)):
             # unit._lift appended what the callee reads (a closure's captures, Tensors
             # its helpers read): they must follow every parameter, not fill a default
             given = call.args[:len(call.args) - appended]
@@ -255,8 +259,31 @@ class _Converter:
             raise self.source_map.error(call, "a call passing a function made here and "
                                               "extra positional arguments must not pass "
                                               "keywords", hint="Pass them by position.")
-        self.rebind(call, callee, call.args, captured)
+        if spread:  # every parameter is passed by position already
+            call.args = call.args + captured
+        else:
+            self.rebind(call, callee, call.args, captured)
         return call
+
+    def keyword_call(self, call, fn, appended):
+        """Make ``call`` (of ``fn``, which takes ``**kwargs``; its last ``appended``
+        arguments added by unit._lift) a call of ``fn``'s :class:`KeywordCall` for the
+        keywords it passes into them: each parameter by position, then those
+        keywords' values, then the appended ones; the form compiled (kwargs.py)."""
+        given = call.args[:len(call.args) - appended]
+        call.keywords, extra = call_keywords(call, fn, self.source_map)
+        if len(given) > len(_positional_names(fn, keyword_only=False)) and (
+                call.keywords or not inspect.getfullargspec(fn).varargs):
+            raise self.source_map.error(call, f"{fn.__qualname__}() is given more "
+                                              "arguments by position than it takes",
+                                        hint="Pass each parameter once, extra ones by "
+                                             "keyword.")
+        values = self.positional(call, fn, given)
+        stand_in = keyword_call(fn, tuple(name for name, _ in extra))
+        call.func = self.bind(stand_in, fn.__name__)
+        call.args = values + [value for _, value in extra] + call.args[len(given):]
+        call.keywords = []
+        return stand_in.python_function
 
     def partial_call(self, call, appended, pre):
         """Rewrite a call of a partial (made here, or held by a parameter and passed its
