@@ -13,7 +13,7 @@ later passes model or refuse.  Invariant of the output: the function has no
 calls a method that does (``pop``, ``update``, ...) is refused.
 
 Caller side (:func:`keyword_call`): a call ``h(x, scale=s, bias=b)`` of such a
-helper binds every named parameter by position (closures.py), then passes
+helper binds every named parameter by position (binding.py), then passes
 ``s, b`` by position, to a :class:`KeywordCall` standing for ``h`` called with
 those names.  Its ``python_function`` is :func:`keyword_form` ``(h, names)``: a
 copy of ``h`` (same code, globals, closure, defaults) that says the names, one per
@@ -127,7 +127,7 @@ def expand_kwargs(node, fn, names, source_map):
                                      "not in the function differentiated itself",
                                hint="Call it from a function with named parameters.")
     params = {k: names.fresh(f"{kwarg.id}_{k}") for k in passed}
-    if params:  # every caller passes each parameter by position (closures.py)
+    if params:  # every caller passes each parameter by position (binding.py)
         node.args.defaults = []
     node.args.kwarg = None
     expand_parameter(node, kwarg, list(params.values()),

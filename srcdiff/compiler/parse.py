@@ -402,7 +402,7 @@ def _check_signature(node, source_map):
     """Refuse what the passes do not model, and make keyword-only parameters
     positional ones after the others, without defaults: compiled code is called
     with every parameter in that order (``function.with_defaults``; calls in compiled
-    code: closures.py binds them by position)."""
+    code: binding.py binds them by position)."""
     args = node.args
     if args.posonlyargs or (args.vararg and args.kwonlyargs):
         raise source_map.error(node, f"cannot compile {node.name}: only positional, "

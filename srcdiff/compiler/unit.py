@@ -506,7 +506,7 @@ def _lift(node, lifted, names, own=None):
     pass each ``helper/...`` one (what a function called by name reads) to the calls of
     ``helper``, and all of them to the function's calls of itself by its name ``own``:
     after their arguments, in the order of ``lifted``, where :func:`callee_lifted` finds
-    them (closures.py then binds the arguments before them by position).  (parameter
+    them (binding.py then binds the arguments before them by position).  (parameter
     -> expression) for what it passes, and (callee name -> the parameters appended)."""
     params = {}
     for expr in lifted:
