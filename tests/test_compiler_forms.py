@@ -189,7 +189,47 @@ def kwargs_helper(a, **options):
 
 
 def call_kwargs_parameters(x):
-    return np.sum(kwargs_helper(x, b=3.0))
+    return np.sum(kwargs_helper(x, b=3.0) + kwargs_helper(x, b=np.sin(x)))
+
+
+def forwards_kwargs(a, **options):
+    return kwargs_helper(np.cos(a), **options)
+
+
+def call_kwargs_forwarded(x):
+    return np.sum(forwards_kwargs(x, b=x * x))
+
+
+def call_kwargs_from_a_mapping(x):
+    options = {"b": x}
+    return np.sum(kwargs_helper(x, **options))
+
+
+class Tally:
+    """Methods and a property named like ndarray's."""
+
+    def __init__(self, w):
+        self.w = w
+
+    def sum(self, v):
+        return np.sum(self.w * v)
+
+    def reshape(self, v):
+        return v * self.w
+
+    @property
+    def T(self):
+        return self.w
+
+
+TALLIES = [Tally(np.array([1.0, 2.0, 3.0]))]
+
+
+def call_array_method_names_of_an_object(x):
+    t = 0.0
+    for tally in TALLIES:  # tally.sum(x) is Tally.sum, not np.sum(tally, x)
+        t = t + tally.sum(x) + np.sum(tally.reshape(x) * tally.T)
+    return t
 
 
 def halving(a, n):
@@ -327,6 +367,11 @@ def named_expression(x):
 def set_literal(x):
     s = {np.sum(x)}
     return s.pop()
+
+
+def set_comprehension_of_numbers(x):
+    kept = {k % 2 for k in range(4)}  # inactive: a membership test
+    return sum(x[i] for i in range(3) if i in kept)
 
 
 def set_comprehension(x):
@@ -532,7 +577,9 @@ EXPRESSIONS = {
              (call_in_a_list_literal, GRAD), (call_method_known, GRAD),
              (call_method_unknown, REFUSE), (call_user_method, REFUSE),
              (call_user_function_keyword, GRAD), (call_recursive_helper, GRAD),
-             (call_keyword_only_parameters, GRAD), (call_kwargs_parameters, REFUSE),
+             (call_keyword_only_parameters, GRAD), (call_kwargs_parameters, GRAD),
+             (call_kwargs_forwarded, GRAD), (call_kwargs_from_a_mapping, REFUSE),
+             (call_array_method_names_of_an_object, REFUSE),
              (call_with_a_function_argument, GRAD), (call_callable_instance, GRAD),
              (call_method_of_a_global, GRAD), (call_partial, GRAD),
              (call_method_of_a_local, GRAD), (call_block, GRAD),
@@ -552,7 +599,7 @@ EXPRESSIONS = {
     "Name": [(name, GRAD)],
     "NamedExpr": [(named_expression, REFUSE)],
     "Set": [(set_literal, REFUSE)],
-    "SetComp": [(set_comprehension, REFUSE)],
+    "SetComp": [(set_comprehension, REFUSE), (set_comprehension_of_numbers, GRAD)],
     "Starred": [(starred_unpacking, REFUSE), (call_starred, REFUSE),
                 (call_passes_varargs_on, GRAD)],
     "Subscript": [(subscript, GRAD)],

@@ -184,13 +184,15 @@ class Describer:
     def bind(self, fn, node):
         """The call's argument nodes by parameter position (None where a default applies)."""
         signature = inspect.signature(inspect.unwrap(fn)).parameters.values()
-        params = [p.name for p in signature
-                  if p.kind is not p.VAR_POSITIONAL]  # *args: one input per argument
+        params = [p.name for p in signature  # *args, **kwargs (kwargs.py): one input
+                  if p.kind not in (p.VAR_POSITIONAL, p.VAR_KEYWORD)]  # per argument
         inputs = list(node.args) + [None] * max(len(params) - len(node.args), 0)
         for k in node.keywords:
             if any(p.kind is p.VAR_KEYWORD for p in signature):
                 raise self.source_map.error(node, f"cannot compile {fn.__qualname__}: "
-                                                  "**kwargs parameters are not supported",
+                                                  "keywords into **kwargs are supported in "
+                                                  "calls of a function by its name and of "
+                                                  "a method of a local object (kwargs.py)",
                                             hint="Name each keyword as a parameter.")
             if k.arg not in params:
                 raise self.source_map.error(node, f"{fn.__qualname__}() has no parameter "

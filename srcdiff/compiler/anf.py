@@ -184,7 +184,8 @@ class ExpressionLowering:
         if node.attr in STATIC_ATTRIBUTES:
             return gast.Attribute(value=self.atom(value, hint), attr=node.attr, ctx=gast.Load())
         if node.attr in ARRAY_ATTRIBUTES:
-            return _np_call(ARRAY_ATTRIBUTES[node.attr], [self.atom(value, hint)], [])
+            return _array_method(_np_call(ARRAY_ATTRIBUTES[node.attr],
+                                          [self.atom(value, hint)], []), node.attr)
         return gast.Attribute(value=self.atom(value, hint), attr=node.attr, ctx=gast.Load())
 
     def call(self, node, hint):
@@ -201,11 +202,13 @@ class ExpressionLowering:
             keywords = [gast.keyword(arg=k.arg, value=self.call_arg(k.value, hint))
                         for k in node.keywords]
             if func.attr in METHODS:
-                return _np_call(METHODS[func.attr], [obj] + args, keywords)
+                return _array_method(_np_call(METHODS[func.attr], [obj] + args, keywords),
+                                     func.attr)
             if func.attr in VARARG_METHODS:
                 if len(args) != 1:
                     args = [gast.Tuple(elts=args, ctx=gast.Load())] if args else []
-                return _np_call(VARARG_METHODS[func.attr], [obj] + args, keywords)
+                return _array_method(_np_call(VARARG_METHODS[func.attr], [obj] + args,
+                                              keywords), func.attr)
             if func.attr == "astype":
                 return gast.Call(func=S.name("cast"), args=[obj] + args, keywords=keywords)
             if func.attr == "item":
@@ -246,6 +249,12 @@ class ExpressionLowering:
             return True
         except KeyError:
             return False
+
+
+def _array_method(call, attr):
+    """Mark ``np.f(obj)`` written ``obj.f()`` (containers.check_array_methods)."""
+    call.srcdiff_method = attr
+    return call
 
 
 def _np_call(name, args, keywords):

@@ -1,4 +1,5 @@
-"""Function values made in the body (closure conversion), and calls bound by position.
+"""Function values made in the body (closure conversion): lambdas, local functions
+and partials passed to user functions, and bound methods held in locals.
 
 A lambda written as an argument of a call of a user function (``rk4(lambda y, t:
 dynamics(params, y), y0, times)``), or a local function (a nested ``def``, or a
@@ -24,10 +25,8 @@ callable instance held in a local (``g = layer.apply``, bound once, its chain's 
 never bound and their attributes never written in the body) is that chain where it
 is read: the same object, which methods.py calls.
 
-Calls of user functions with keyword-only parameters, and calls to which unit._lift
-appended arguments, bind every parameter by position (keywords moved into place,
-defaults filled in), the appended ones after: keyword-only ones stay keywords where
-nothing is appended, so a call that is not compiled runs as written.
+Calls of user functions are bound by position where this needs it (binding.py);
+the function objects are made by made_functions.py.
 
 Invariant of the output: each such argument is a name bound to the function object
 (``parsed.namespace``); the call binds every positional parameter of the callee by
@@ -42,17 +41,16 @@ a ``while`` test, a comprehension or another lambda.
 """
 import functools
 import inspect
-import types
 
 import gast
 
 from .. import rules
 from . import syntax as S
 from .analysis import is_library
+from .binding import CallBinder, has_keyword_only, positional_names
+from .kwargs import takes_kwargs
 from .local_functions import as_def, lambda_as_def
-
-CONSTANTS = (type(None), bool, int, float, complex, str)
-
+from .made_functions import FunctionMaker
 
 def convert_closures(node, parsed, names):
     """Convert, in place, the closures the FunctionDef ``node`` passes to user functions
@@ -97,6 +95,8 @@ class _Converter:
         self.bound = {}  # name of a partial made -> (its function, copies, {key: copy})
         self.aliases = self.method_aliases(node, stores)
         self.made = {}  # id(the lambda or def) -> (closure, captures)
+        self.maker = FunctionMaker(parsed, self.locals, self.lifted, self.local_defs)
+        self.binder = CallBinder(self.source_map, self.bind)
         self.top = None  # index of the top-level statement being converted
 
     def block(self, stmts, top=True):
@@ -212,17 +212,20 @@ class _Converter:
         if partial:
             appended = 0  # the partial's values are now the function's arguments
         callee = self.callee(call)
-        if callee is not None and (appended or _keyword_only(callee)):
+        spread = callee is not None and takes_kwargs(callee)
+        if spread:  # h(x, k=v) into h's **kwargs: a call of h compiled for the names
+            callee = self.binder.keyword_call(call, callee, appended)
+        elif callee is not None and (appended or has_keyword_only(callee)):
             # unit._lift appended what the callee reads (a closure's captures, Tensors
             # its helpers read): they must follow every parameter, not fill a default
             given = call.args[:len(call.args) - appended]
-            self.rebind(call, callee, given, call.args[len(given):])
+            self.binder.rebind(call, callee, given, call.args[len(given):])
         passed = [(k, self.closure(a)) for k, a in enumerate(call.args)]
         passed += [(kw.arg, self.closure(kw.value)) for kw in call.keywords]
         passed = [(at, c) for at, c in passed if c is not None]
         if not passed or callee is None:  # a lambda passed to NumPy: refused later
             return call
-        positional = _positional_names(callee)
+        positional = positional_names(callee)
         if callee is self.fn:  # recursion: unit._lift passes its lifted parameters on
             if all(isinstance(at, int) and at < len(positional)
                    and getattr(call.args[at], "id", None) == positional[at]
@@ -255,7 +258,10 @@ class _Converter:
             raise self.source_map.error(call, "a call passing a function made here and "
                                               "extra positional arguments must not pass "
                                               "keywords", hint="Pass them by position.")
-        self.rebind(call, callee, call.args, captured)
+        if spread:  # every parameter is passed by position already
+            call.args = call.args + captured
+        else:
+            self.binder.rebind(call, callee, call.args, captured)
         return call
 
     def partial_call(self, call, appended, pre):
@@ -285,53 +291,6 @@ class _Converter:
         call.keywords = [gast.keyword(arg=k, value=S.name(c)) for k, c in keywords.items()
                          if k not in mine] + call.keywords
         return True
-
-    def rebind(self, call, fn, given, trailing):
-        """Make ``call`` (of ``fn``, passing ``given`` by position) bind every parameter
-        of ``fn``, then pass ``trailing``: by position, but for keyword-only parameters
-        when nothing trails (a call that is not compiled runs as written)."""
-        values = self.positional(call, fn, given)
-        names = _positional_names(fn)
-        keyword_only = len(names) - len(_positional_names(fn, keyword_only=False))
-        if trailing or not keyword_only or len(given) > len(names):
-            call.args, call.keywords = values + list(trailing), []
-            return
-        call.args = values[:len(names) - keyword_only]
-        call.keywords = [gast.keyword(arg=n, value=v) for n, v in
-                         zip(names[len(names) - keyword_only:], values[len(call.args):])]
-
-    def positional(self, call, fn, given):
-        """The arguments binding every positional parameter of ``fn`` in ``call``, whose
-        positional arguments are ``given``: keywords moved into place, defaults
-        (constants and functions) filled in."""
-        names = _positional_names(fn)
-        if len(given) > len(names):
-            return list(given)  # more: into *args, keywords refused by the caller
-        values = dict(zip(names, given))
-        for kw in call.keywords:
-            if kw.arg is None or kw.arg not in names or kw.arg in values:
-                raise self.source_map.error(call, f"{fn.__qualname__}() got an unexpected "
-                                                  f"or repeated argument {kw.arg!r}",
-                                            hint=f"Its parameters are {', '.join(names)}.")
-            values[kw.arg] = kw.value
-        defaults = {p.name: p.default for p in inspect.signature(fn).parameters.values()
-                    if p.default is not p.empty}
-        out = []
-        for p in names:
-            if p in values:
-                out.append(values[p])
-            elif p not in defaults:
-                raise self.source_map.error(call, f"{fn.__qualname__}() is missing the "
-                                                  f"argument {p!r}", hint=f"Pass {p!r}.")
-            elif isinstance(defaults[p], CONSTANTS):
-                out.append(S.const(defaults[p]))
-            elif not hasattr(defaults[p], "_array"):  # an array, a function: as made
-                out.append(self.bind(defaults[p], f"{p}_default"))
-            else:  # a Tensor would be read apart from the tape
-                raise self.source_map.error(call, f"the default of {p!r} in "
-                                                  f"{fn.__qualname__} is a Tensor",
-                                            hint=f"Pass {p!r} explicitly.")
-        return out
 
     def bind(self, obj, hint):
         """A fresh name the generated code and ``parsed.resolve`` read as ``obj``."""
@@ -378,76 +337,10 @@ class _Converter:
     def made_from(self, node, fdef):
         """(function, captures) for the lambda or def ``node`` (``fdef`` its def form)."""
         if id(node) not in self.made:
-            self.made[id(node)] = self.make(node, fdef)
+            self.made[id(node)] = self.maker.make(node, fdef)
         closure, captures = self.made[id(node)]
         return closure, list(captures)
 
-    def make(self, node, fdef):
-        refuse = None
-        args = fdef.args
-        if args.vararg or args.kwarg or args.kwonlyargs or args.posonlyargs:
-            refuse = "a function passed as a value may not take *args, **kwargs or " \
-                     "keyword-only parameters"
-        elif not all(isinstance(d, gast.Constant) for d in args.defaults):
-            refuse = "the default values of a function passed as a value must be constants"
-        elif fdef.decorator_list:
-            refuse = "a decorated local function cannot be passed as a value"
-        elif any(isinstance(n, (gast.Global, gast.Nonlocal)) for n in gast.walk(fdef)):
-            refuse = "a function passed as a value may not declare 'global' or 'nonlocal'"
-        if refuse:
-            raise self.source_map.error(node, refuse, hint="Define it at module level.")
-        code = self.code_of(node)
-        own = {a.id for a in args.args} | S.assigned_names(fdef.body)
-        free = {n.id for n in gast.walk(fdef) if isinstance(n, gast.Name)
-                and isinstance(n.ctx, gast.Load)} - own
-        captures = sorted(free & self.locals)
-        cells = set(self.fn.__code__.co_cellvars)
-        reads = {}  # capture -> what the function's own code reads for it (its lifted)
-        for c in captures:
-            helper, _, inner = self.parsed.passed.get(c, "").partition("/")
-            if c in code.co_freevars or (c in code.co_names and c in self.lifted):
-                reads[c] = c  # a local, or a global Tensor lifted under its own name
-            elif inner and helper in code.co_names:
-                reads[c] = self.parsed.passed[c]  # what a helper it calls reads: helper/W
-            else:  # a local of the unit the code does not read as one: refused
-                raise self.source_map.error(node, f"a function made here reads {c!r}, which "
-                                                  "the compiler renamed (*args, or a Tensor "
-                                                  "read through an attribute)",
-                                            hint="Pass that value as an argument.")
-        for v in code.co_freevars:
-            if v in self.local_defs:
-                raise self.source_map.error(node, f"a function made here calls the local "
-                                                  f"function {v!r}: not supported",
-                                            hint=f"Define {v!r} at module level.")
-            if v in cells and v not in captures:
-                raise self.source_map.error(node, f"a function made here reads {v!r}, "
-                                                  "which the compiler renamed (*args)",
-                                            hint="Pass that value as an argument.")
-        outer = dict(zip(self.fn.__code__.co_freevars, self.fn.__closure__ or ()))
-        closure = tuple(outer.get(v) or types.CellType() for v in code.co_freevars)
-        defaults = tuple(d.value for d in args.defaults) or None
-        fn = types.FunctionType(code, self.fn.__globals__, code.co_name, defaults,
-                                closure or None)
-        fn.srcdiff_captures = tuple(reads[c] for c in captures)
-        return fn, captures
-
-    def code_of(self, node):
-        """The code object of the lambda or def ``node`` among the function's constants."""
-        codes = [c for c in self.fn.__code__.co_consts if inspect.iscode(c)]
-        if isinstance(node, gast.FunctionDef):
-            found = [c for c in codes if c.co_name == node.name]
-        else:
-            body = node.body
-            start = (self.source_map.file_line(body), body.col_offset + self.source_map.col_offset)
-            end = (self.source_map.first_line + body.end_lineno - 1,
-                   body.end_col_offset + self.source_map.col_offset)
-            found = [c for c in codes if c.co_name == "<lambda>"
-                     and start <= _first_position(c) < end]
-        if len(found) != 1:
-            raise self.source_map.error(node, "cannot find the code of this function "
-                                              "(the file changed since it was imported?)",
-                                        hint="Reload the module.")
-        return found[0]
 
 
 def _target(s):
@@ -456,25 +349,6 @@ def _target(s):
                                                                          gast.Name):
         return s.targets[0].id
     return None
-
-
-def _first_position(code):
-    """(line, column) of the first instruction of ``code`` that has a place in its body
-    (as parse.find_lambda reads it)."""
-    positions = [p for p in code.co_positions() if p[0] is not None and p[2] is not None
-                 and p[0] >= code.co_firstlineno and (p[2], p[3]) != (0, 0)]
-    return (positions[0][0], positions[0][2]) if positions else (0, -1)
-
-
-def _keyword_only(fn):
-    return any(p.kind is p.KEYWORD_ONLY for p in inspect.signature(fn).parameters.values())
-
-
-def _positional_names(fn, keyword_only=True):
-    """The parameters of ``fn`` compiled code passes by position: keyword-only ones
-    follow the others (parse._check_signature)."""
-    kinds = ("POSITIONAL_ONLY", "POSITIONAL_OR_KEYWORD") + ("KEYWORD_ONLY",) * keyword_only
-    return [p.name for p in inspect.signature(fn).parameters.values() if p.kind.name in kinds]
 
 
 def _callee_name(call):

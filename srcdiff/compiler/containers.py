@@ -151,6 +151,25 @@ def check_fields(facts, tuples, source_map):
                                    hint="Unpack them (a, b = f(x)) or index them (f(x)[1]).")
 
 
+def check_array_methods(facts, depths, active, source_map):
+    """Refuse an active ``obj.sum()``, ``obj.T``, ... (an ndarray method, compiled as
+    ``np.sum(obj)``: anf.py) of a name that may hold a container.  A list, tuple or
+    dict has no such method; a namedtuple class that defines one is called by NumPy
+    (``np.sum`` calls ``obj.sum``), whose value the rule of ``np.sum`` would not
+    differentiate."""
+    for s in facts.assigns:
+        call = s.value
+        attr = getattr(call, "srcdiff_method", None)
+        receiver = getattr(call.args[0], "id", None) if attr else None
+        if receiver in depths and depths[receiver][1] >= 1 and set(
+                target_names(s.targets[0])) & active:
+            raise source_map.error(s, f"cannot differentiate {receiver}.{attr}: {receiver} "
+                                      "may hold a list, tuple or dict, which has no ndarray "
+                                      f"method {attr!r} (its own class's would be called)",
+                                   hint=f"Call a function on its items, or make {attr} a "
+                                        "function of your module.")
+
+
 def check_appends(facts, source_map):
     """Refuse an ``append`` that the adjoints cannot follow: to a list the function did
     not make itself (an argument: the caller's list would change), or one that some

@@ -28,6 +28,7 @@ import threading
 
 from ..rules.containers import CONTAINERS, zeros_like
 from .errors import CompileError
+from .kwargs import keyword_call
 from .methods import holds_tensors
 from .runtime import shape_of
 
@@ -87,7 +88,7 @@ class MethodCall:
                              "object: of an object, only a namedtuple's fields get gradients",
                              "Pass the arrays as arguments, or hold them in a namedtuple.")
         inputs = (obj,) + args + tuple(keywords[k] for k in self.method.keywords)
-        slots = self._slots_of(fn, len(inputs))
+        fn, slots = self._slots_of(fn, len(inputs))
         values = [inputs[k] if k is not None else default for k, default in slots]
         active = [k is not None and self.mask[k] for k, _ in slots]
         kinds = [self.kinds[k] if k is not None else False for k, _ in slots]
@@ -135,34 +136,38 @@ class MethodCall:
         return fn
 
     def _slots_of(self, fn, count):
-        """(input position or None, default) for each parameter of ``fn`` called with
-        ``count`` inputs (the receiver first, the keyword ones last), as Python binds
-        them: a parameter left to its default is passed that default."""
+        """(the function compiled, (input position or None, default) for each of its
+        parameters) for ``fn`` called with ``count`` inputs (the receiver first, the
+        keyword ones last), as Python binds them: a parameter left to its default is
+        passed that default; keyword-only parameters follow the others (parse.py),
+        and a ``**kwargs`` one is a parameter per keyword it gets (kwargs.py)."""
         key = (fn, count)
-        slots = self._slots.get(key)
-        if slots is not None:
-            return slots
+        found = self._slots.get(key)
+        if found is not None:
+            return found
         signature = inspect.signature(fn)
-        params = list(signature.parameters.values())
-        if any(p.kind in (p.KEYWORD_ONLY, p.VAR_KEYWORD) for p in params):
-            raise self.error(f"cannot differentiate {fn.__qualname__}: a method resolved "
-                             "when it runs may not have keyword-only parameters or "
-                             "**kwargs", "Give it positional parameters only.")
         positional = count - len(self.method.keywords)
         bound = signature.bind(*range(positional), **{
             k: positional + j for j, k in enumerate(self.method.keywords)})  # TypeError as Python's
-        slots = []
-        for p in params:
+        slots, callee = [], fn
+        for p in signature.parameters.values():
             if p.kind is p.VAR_POSITIONAL:
                 slots += [(k, None) for k in bound.arguments.get(p.name, ())]
+            elif p.kind is p.VAR_KEYWORD:
+                spread = bound.arguments.get(p.name, {})
+                callee = keyword_call(fn, tuple(spread)).python_function
+                slots += [(k, None) for k in spread.values()]
             elif p.name in bound.arguments:
                 slots.append((bound.arguments[p.name], None))
+            elif p.default is p.empty:  # a keyword-only one not passed
+                raise TypeError(f"{fn.__qualname__}() missing keyword-only argument "
+                                f"{p.name!r}")
             else:
                 slots.append((None, p.default))
-        slots = tuple(slots)
+        found = callee, tuple(slots)
         with self._lock:
-            self._slots[key] = slots
-        return slots
+            self._slots[key] = found
+        return found
 
     def _check(self, unit, fn):
         """Refuse a unit that breaks what the caller was compiled to assume."""

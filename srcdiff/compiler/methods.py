@@ -73,6 +73,8 @@ def _has_method(obj, attr):
     the instance itself)."""
     if inspect.ismodule(obj) or isinstance(obj, type) or inspect.isroutine(obj):
         return False
+    if inspect.getattr_static(obj, "python_function", None) is not None:
+        return False  # it says what it computes (kwargs.KeywordCall): called as that
     if attr in getattr(obj, "__dict__", {}) or holds_tensors(obj):
         return False  # an attribute of its own, or Tensors and Variables (see below)
     try:

@@ -402,12 +402,12 @@ def _check_signature(node, source_map):
     """Refuse what the passes do not model, and make keyword-only parameters
     positional ones after the others, without defaults: compiled code is called
     with every parameter in that order (``function.with_defaults``; calls in compiled
-    code: closures.py binds them by position)."""
+    code: binding.py binds them by position)."""
     args = node.args
-    if args.kwarg or args.posonlyargs or (args.vararg and args.kwonlyargs):
+    if args.posonlyargs or (args.vararg and args.kwonlyargs):
         raise source_map.error(node, f"cannot compile {node.name}: only positional, "
-                               "keyword-only parameters and *args are supported (no "
-                               "**kwargs, no *args beside keyword-only ones)",
+                               "keyword-only parameters, *args and **kwargs (kwargs.py) "
+                               "are supported (no *args beside keyword-only ones)",
                                hint="Pass arrays as ordinary parameters.")
     if args.kwonlyargs:
         args.args = args.args + args.kwonlyargs

@@ -31,7 +31,7 @@ from .analysis import Describer, activity, adjoint_inputs, check_modelled, varie
 from .backward import Backward
 from .closures import convert_closures
 from .codegen import Refs, compile_source, to_source
-from .containers import (check_appends, check_fields, check_one_kind, container_depths,
+from .containers import (check_appends, check_array_methods, check_fields, check_one_kind, container_depths,
                          definite, split_conversions)
 from .contributions import Contributions, callee_writes, resolve_calls
 from .dispatch import Method, MethodCall
@@ -49,6 +49,7 @@ from .parse import parse_function, unit_name
 from .plan import Namer, Plan, Replay, make_plan
 from .release import release_points, with_deletes
 from .runtime import FreeValues
+from .kwargs import expand_kwargs, keywords_of
 from .varargs import expand_varargs
 
 
@@ -160,8 +161,10 @@ def prepare(fn, lifted=(), functions=(), arity=None):
     taken = {n.id for n in gast.walk(node) if isinstance(n, gast.Name)}
     taken |= set(parsed.namespace) & _names_loaded(node)
     names = Names(taken)
-    extra = 0 if arity is None else arity - len(parsed.params)
+    keywords = keywords_of(fn) or ()
+    extra = 0 if arity is None else arity - len(parsed.params) - len(keywords)
     expand_varargs(node, extra, names, parsed.source_map)
+    expand_kwargs(node, fn, names, parsed.source_map)
     if lifted:
         named = parsed.namespace.get(node.name)
         own = node.name if getattr(named, "python_function", named) is fn else None
@@ -373,6 +376,7 @@ def reverse(parsed, body, wrt, names, refs, compile_call, scalar_params, param_d
         k: unit.depth for k, (unit, _) in calls.items() if getattr(unit, "depth", 0)})
     check_one_kind(facts, mixed & active, source_map)
     check_fields(facts, tuples, source_map)
+    check_array_methods(facts, depths, active, source_map)
     sequences = facts.packs | tuples | definite(depths)
     replay = Replay(calls)
     written = written_names(facts, writes)
@@ -502,7 +506,7 @@ def _lift(node, lifted, names, own=None):
     pass each ``helper/...`` one (what a function called by name reads) to the calls of
     ``helper``, and all of them to the function's calls of itself by its name ``own``:
     after their arguments, in the order of ``lifted``, where :func:`callee_lifted` finds
-    them (closures.py then binds the arguments before them by position).  (parameter
+    them (binding.py then binds the arguments before them by position).  (parameter
     -> expression) for what it passes, and (callee name -> the parameters appended)."""
     params = {}
     for expr in lifted:

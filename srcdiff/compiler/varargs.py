@@ -6,7 +6,8 @@ arguments, as it is for an active mask.
 any other read of ``args`` is the tuple literal ``(args_0, args_1)``, which the later
 passes model (indexing, ``len``) or refuse.  Invariant of the output: the function
 has no ``*args`` and does not name it; a body that rebinds it, or a ``*args``
-parameter beside defaults, ``**kwargs`` or keyword-only parameters, is refused.
+parameter beside defaults or keyword-only parameters, is refused (``**kwargs``
+follows: kwargs.py).
 """
 import gast
 
@@ -18,23 +19,30 @@ def expand_varargs(node, count, names, source_map):
     vararg = node.args.vararg
     if vararg is None:
         return
-    if node.args.defaults or node.args.kwarg or node.args.kwonlyargs:
-        raise source_map.error(node, f"cannot compile {node.name}: *args beside defaults, "
-                                     "**kwargs or keyword-only parameters is not supported",
+    if node.args.defaults or node.args.kwonlyargs:
+        raise source_map.error(node, f"cannot compile {node.name}: *args beside defaults "
+                                     "or keyword-only parameters is not supported",
                                hint="Pass arrays as ordinary parameters.")
     name = vararg.id
     if count < 0:
         raise source_map.error(node, f"{node.name}() is missing positional arguments",
                                hint=f"Pass every parameter before *{name}.")
     extras = [names.fresh(f"{name}_{k}") for k in range(count)]
-    for n in gast.walk(node):
-        if isinstance(n, gast.Name) and n.id == name and not isinstance(n.ctx, gast.Load) \
-                and n is not vararg:
-            raise source_map.error(n, f"cannot compile {node.name}: it binds {name} again",
-                                   hint=f"Give the new value another name than {name}.")
-    node.args.args = node.args.args + [S.name(e, gast.Param()) for e in extras]
     node.args.vararg = None
-    expand = _Expand(name, extras, source_map)
+    expand_parameter(node, vararg, extras, _Expand(name, extras, source_map), source_map)
+
+
+def expand_parameter(node, param, params, expand, source_map):
+    """Replace the parameter ``param`` (``*args``, ``**kwargs``; already taken off
+    ``node.args``) by ``params``, after the others, and its reads by ``expand``'s;
+    refuse a body that binds it again."""
+    for n in gast.walk(node):
+        if isinstance(n, gast.Name) and n.id == param.id and not isinstance(
+                n.ctx, gast.Load) and n is not param:
+            raise source_map.error(n, f"cannot compile {node.name}: it binds {param.id} "
+                                      "again",
+                                   hint=f"Give the new value another name than {param.id}.")
+    node.args.args = node.args.args + [S.name(p, gast.Param()) for p in params]
     node.body = [expand.visit(s) for s in node.body]
 
 
