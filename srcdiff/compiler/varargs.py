@@ -27,7 +27,7 @@ def expand_varargs(node, count, names, source_map):
         raise source_map.error(node, f"{node.name}() is missing positional arguments",
                                hint=f"Pass every parameter before *{name}.")
     extras = [names.fresh(f"{name}_{k}") for k in range(count)]
-    for n in gast.walk(node):
+    for n in S.walk(node):
         if isinstance(n, gast.Name) and n.id == name and not isinstance(n.ctx, gast.Load) \
                 and n is not vararg:
             raise source_map.error(n, f"cannot compile {node.name}: it binds {name} again",
