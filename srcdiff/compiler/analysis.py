@@ -334,7 +334,8 @@ def _varied_at(facts, active_params):
 
     def block(stmts, varied):
         for s in stmts:
-            before[id(s)] = before.get(id(s), frozenset()) | varied
+            seen = before.get(id(s))  # frozensets: the first visit's is shared, not copied
+            before[id(s)] = varied if seen is None else seen | varied
             varied = stmt(s, varied)
         return varied
 
