@@ -5,7 +5,7 @@ from srcdiff.compiler.analysis import Describer
 from srcdiff.compiler.codegen import Refs
 from srcdiff.compiler.facts import gather
 from srcdiff.compiler.cache import CACHE
-from srcdiff.compiler.unit import prepare, reverse
+from srcdiff.compiler.driver import prepare, reverse
 
 
 def normalised(fn):
@@ -22,7 +22,7 @@ def facts_of(fn, numbers=()):
 
 
 def reverse_of(fn, wrt=None, numbers=()):
-    """The records of the reverse pass of ``fn`` (``unit.Pair``), differentiated with
+    """The records of the reverse pass of ``fn`` (``driver.Pair``), differentiated with
     respect to ``wrt`` (all parameters by default)."""
     parsed, node, names = prepare(fn)
     wrt = list(wrt if wrt is not None else parsed.params)

@@ -13,7 +13,7 @@ from golden import programs
 from srcdiff.compiler import checks
 from srcdiff.compiler.errors import CompileError, InvariantError
 from srcdiff.compiler.cache import CACHE
-from srcdiff.compiler.unit import compile_unit, prepare
+from srcdiff.compiler.driver import compile_unit, prepare
 
 NAMESPACE = {**vars(builtins), "np": np}
 

@@ -103,7 +103,8 @@ def test_a_script_shows_the_users_frames_and_the_message(tmp_path):
     assert result.returncode == 1
     assert stderr.count('File "') <= 5, stderr  # the script, srcdiff's entry, the message
     assert "with open(__file__) as handle:" in stderr and "^" in stderr
-    assert "unit.py" not in stderr and "SRCDIFF_DEBUG=1" in stderr
+    assert "driver.py" not in stderr and "unit.py" not in stderr
+    assert "SRCDIFF_DEBUG=1" in stderr
 
 
 def test_a_refused_lambda_says_where_it_is(tmp_path, monkeypatch):

@@ -104,7 +104,7 @@ class Describer:
                                                 for k in value.keys):
             return Op(Kind.PACK, value.values, keys=value.keys)
         if isinstance(value, (gast.ListComp, gast.GeneratorExp, gast.SetComp, gast.DictComp)):
-            inner = {n.id for n in gast.walk(value) if isinstance(n, gast.Name)
+            inner = {n.id for n in S.walk(value) if isinstance(n, gast.Name)
                      and isinstance(n.ctx, gast.Load)}
             return Op(Kind.OPAQUE, [S.name(n) for n in sorted(inner)],
                       name=_COMPREHENSIONS.get(type(value), "a comprehension"))
@@ -343,7 +343,8 @@ def _varied_at(facts, active_params):
 
     def block(stmts, varied):
         for s in stmts:
-            before[id(s)] = before.get(id(s), frozenset()) | varied
+            seen = before.get(id(s))  # frozensets: the first visit's is shared, not copied
+            before[id(s)] = varied if seen is None else seen | varied
             varied = stmt(s, varied)
         return varied
 

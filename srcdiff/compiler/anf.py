@@ -42,7 +42,7 @@ class ExpressionLowering:
     def emit(self, node, like=None):
         """Append ``node``; new nodes inside it take the location of ``like``."""
         if like is not None and hasattr(like, "lineno"):
-            for n in gast.walk(node):
+            for n in S.walk(node):
                 if isinstance(n, (gast.stmt, gast.expr)) and not hasattr(n, "lineno"):
                     gast.copy_location(n, like)
         self.out.append(node)
@@ -63,7 +63,7 @@ class ExpressionLowering:
 
     def inactive(self, node):
         """An expression evaluated as written (a condition: its value is a bool)."""
-        for n in gast.walk(node):
+        for n in S.walk(node):
             if isinstance(n, gast.NamedExpr):  # it binds a name no assignment records
                 raise self.source_map.error(n, "the walrus operator is not supported",
                                             hint="Assign on a line of its own.")

@@ -19,7 +19,7 @@ import numpy as np
 from .errors import CompileError
 from .parse import SYNTAX_LOCK, require_function
 from .recursion import Recursive
-from .unit import compile_unit
+from .driver import compile_unit
 
 
 class Cache:

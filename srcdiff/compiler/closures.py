@@ -39,6 +39,7 @@ not modelled is refused here, or left as it was and refused later: a lambda
 anywhere else (returned, stored, passed to NumPy: "a lambda is not supported"), in
 a ``while`` test, a comprehension or another lambda.
 """
+import collections
 import functools
 import inspect
 
@@ -57,7 +58,7 @@ def convert_closures(node, parsed, names):
     (see the module docstring)."""
     converter = _Converter(node, parsed, names)
     node.body = converter.block(node.body)
-    for n in gast.walk(node):
+    for n in S.walk(node):
         if isinstance(n, gast.Name) and n.id in converter.bound:
             raise parsed.source_map.error(n, f"the partial {n.id!r} is used other than by "
                                              "calling it or passing it to a function "
@@ -85,11 +86,12 @@ class _Converter:
             if fdef is not None:
                 self.local_defs.setdefault(fdef.name, (k, fdef, s))
         self.partials = {}  # name -> (top-level index, function) of local partials
-        stores = [n.id for n in gast.walk(node) if isinstance(n, gast.Name)
-                  and not isinstance(n.ctx, gast.Load)]
+        # name -> how often it is bound (or deleted): a count, not a list to count in
+        stores = collections.Counter(n.id for n in S.walk(node) if isinstance(n, gast.Name)
+                                     and not isinstance(n.ctx, gast.Load))
         for k, s in enumerate(node.body):
             made = self.partial_made(s)
-            if made is not None and stores.count(s.targets[0].id) == 1 and (
+            if made is not None and stores[s.targets[0].id] == 1 and (
                     s.targets[0].id not in self.params):
                 self.partials[s.targets[0].id] = (k, made)
         self.bound = {}  # name of a partial made -> (its function, copies, {key: copy})
@@ -130,22 +132,22 @@ class _Converter:
         ``g = layer``) at the top of the body that is called (``g(x)``) and bound once,
         whose chain's names are never bound and whose attributes never written in the
         body: reading the chain again where ``g`` is read gives the same object."""
-        called = {n.func.id for n in gast.walk(node) if isinstance(n, gast.Call)
+        called = {n.func.id for n in S.walk(node) if isinstance(n, gast.Call)
                   and isinstance(n.func, gast.Name)}
-        written = {n.id for t in gast.walk(node) if isinstance(t, (gast.Attribute,
+        written = {n.id for t in S.walk(node) if isinstance(t, (gast.Attribute,
                                                                    gast.Subscript))
-                   and not isinstance(t.ctx, gast.Load) for n in gast.walk(t)
+                   and not isinstance(t.ctx, gast.Load) for n in S.walk(t)
                    if isinstance(n, gast.Name)}
         aliases = {}
         for k, s in enumerate(node.body):
             name = _target(s)
             if name is None or not isinstance(s.value, (gast.Name, gast.Attribute)):
                 continue
-            roots = {n.id for n in gast.walk(s.value) if isinstance(n, gast.Name)}
-            if (name in called and stores.count(name) == 1 and name not in self.params
-                    and not roots & (set(stores) | written | {name})
+            roots = {n.id for n in S.walk(s.value) if isinstance(n, gast.Name)}
+            if (name in called and stores[name] == 1 and name not in self.params
+                    and not any(r in stores or r in written or r == name for r in roots)
                     and all(isinstance(n, (gast.Name, gast.Attribute, gast.Load))
-                            for n in gast.walk(s.value))):
+                            for n in S.walk(s.value))):
                 aliases[name] = (k, s.value)
         return aliases
 

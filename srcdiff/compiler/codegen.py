@@ -107,7 +107,8 @@ def to_source(functions):
     """Readable Python source for a list of gast FunctionDefs, and its adjoint blocks
     (a tuple of :class:`Block`, in the order of the text)."""
     module = gast.Module(body=functions, type_ignores=[])
-    tree = ast.fix_missing_locations(gast.gast_to_ast(module))
+    tree = gast.gast_to_ast(module)
+    _locate_statements(tree.body)
     text = ast.unparse(tree)  # clean output: np.tanh(W @ x), no redundant parentheses
     try:  # the same statements, parsed back: where each lies in ``text``
         found = list(_blocks(ast.parse(text).body, (), text.splitlines()))
@@ -130,6 +131,20 @@ def to_source(functions):
     blocks = tuple(Block(line, moved[first], moved[last], context)
                    for line, first, last, context in found)
     return "\n".join(lines) + "\n", blocks
+
+
+def _locate_statements(body):
+    """Give each statement in ``body``, at any depth, the ``lineno`` that ``ast.unparse``
+    reads (it looks up type comments by line; a Module of ours has none, so any line
+    does): all that ``ast.fix_missing_locations``, which walks every expression too,
+    would do for it."""
+    for stmt in body:
+        if not hasattr(stmt, "lineno"):
+            stmt.lineno = 1
+        for field in ("body", "orelse", "finalbody"):
+            _locate_statements(getattr(stmt, field, ()))
+        for part in getattr(stmt, "handlers", []) + getattr(stmt, "cases", []):
+            _locate_statements(part.body)
 
 
 def _marker(stripped):

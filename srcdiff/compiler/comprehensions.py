@@ -46,7 +46,7 @@ def as_loops(node, names):
                          body=body, orelse=[], type_comment=None)]
     stmts = [S.assign(result, empty)] + body
     for st in stmts:
-        for n in gast.walk(st):
+        for n in S.walk(st):
             if isinstance(n, (gast.stmt, gast.expr)) and not hasattr(n, "lineno"):
                 gast.copy_location(n, node)
     return stmts, result

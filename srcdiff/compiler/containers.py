@@ -51,7 +51,7 @@ def split_conversions(body, names, resolve):
         new = names.fresh(old)
         s.targets[0] = S.name(new, gast.Store())
         for later in rest:
-            for n in gast.walk(later):
+            for n in S.walk(later):
                 if isinstance(n, gast.Name) and n.id == old:
                     n.id = new
 

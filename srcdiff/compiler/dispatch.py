@@ -73,7 +73,7 @@ class MethodCall:
         self.mutated = () if any(mask) else tuple(range(len(mask)))
         self._slots = {}  # (function, count of inputs) -> where each parameter's value is
         self._lock = threading.Lock()
-        from .cache import functions_of  # not at the top: cache.py imports unit.py
+        from .cache import functions_of  # not at the top: cache.py imports driver.py
         self._functions_of = functions_of
         self.forward = self._forward
         self.backward = self._backward

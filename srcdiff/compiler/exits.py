@@ -110,7 +110,7 @@ def has_early_return(body):
         if isinstance(s, gast.Return):
             if not last:
                 return True
-        elif any(isinstance(n, gast.Return) for n in gast.walk(s)):
+        elif any(isinstance(n, gast.Return) for n in S.walk(s)):
             return True
     return False
 
@@ -128,5 +128,5 @@ def _may_exit(s, in_loop):
             return False
         return any(visit(c, depth) for c in gast.iter_child_nodes(node))
     if isinstance(s, (gast.For, gast.While)):
-        return any(isinstance(n, gast.Return) for n in gast.walk(s))
+        return any(isinstance(n, gast.Return) for n in S.walk(s))
     return visit(s, 0)

@@ -109,14 +109,16 @@ def gather(body, params, scalar_params, describe, param_ranks=None):
              if any(ops[id(v)].kind is Kind.PACK for v in values)}
     literal_lists = {name for name, values in by_name.items()
                      if all(isinstance(v.value, (gast.List, gast.Tuple)) for v in values)}
+    # what each right-hand side reads, for the passes below (each walks it once)
+    loads = {id(s): S.loaded_names(s.value) for values in by_name.values() for s in values}
     scalars = _scalar_names(by_name, literal_lists, loop_targets, unpacked, set(params),
-                            set(scalar_params), ops)
-    ints = _int_names(by_name, loop_targets, unpacked)
+                            set(scalar_params), ops, loads)
+    ints = _int_names(by_name, loop_targets, unpacked, loads)
     # names bound otherwise than by an assignment of a known right-hand side
     opaque = (set(params) - set(scalar_params)) | unpacked | loop_targets
     known = {**dict(param_ranks or {}), **{n: 0 for n in scalars | ints}}
-    ranks = _ranks(by_name, known, opaque - set(known), scalars | ints, ints, ops)
-    numbers = _number_names(by_name, scalars | ints, opaque, ranks, ints, ops)
+    ranks = _ranks(by_name, known, opaque - set(known), scalars | ints, ints, ops, loads)
+    numbers = _number_names(by_name, scalars | ints, opaque, ranks, ints, ops, loads)
     frozen = MappingProxyType
     return Facts(
         params=tuple(params), body=body, assigns=tuple(assigns), ops=frozen(ops),
@@ -147,7 +149,8 @@ def _full_reduction(op):
             and (keep is None or isinstance(keep, gast.Constant) and keep.value is False))
 
 
-def _scalar_names(by_name, literal_lists, loop_targets, unpacked, params, scalar_params, ops):
+def _scalar_names(by_name, literal_lists, loop_targets, unpacked, params, scalar_params, ops,
+                  loads):
     """Names that always hold a Python number: no broadcasting can happen through them.
 
     A parameter passed an array is not one, whatever it is assigned later; nor is a
@@ -187,17 +190,18 @@ def _scalar_names(by_name, literal_lists, loop_targets, unpacked, params, scalar
     extra = {name: [e for v in values for e in v.value.elts]
              for name, values in by_name.items() if name in literal_lists}
     return greatest(names, names - scalar_params - loop_targets, by_name, extra,
-                     assigned_scalar)
+                     assigned_scalar, loads)
 
 
-def greatest(names, open_, by_name, extra, holds):
+def greatest(names, open_, by_name, extra, holds, loads=None):
     """The greatest subset of ``names`` where ``holds(s, subset)`` for every assignment
     ``s`` of each name in ``open_`` (the others stay): a worklist that re-checks only
-    the names whose assignments read a name just dropped."""
+    the names whose assignments read a name just dropped.  ``loads``: id(s) ->
+    ``S.loaded_names(s.value)``, if the caller has them."""
     readers = {}
     for name in open_:
         for s in by_name.get(name, ()):
-            reads = S.loaded_names(s.value)
+            reads = set(loads[id(s)]) if loads is not None else S.loaded_names(s.value)
             reads |= {n for r in list(reads) for e in extra.get(r, ()) for n in S.loaded_names(e)}
             for read in reads:
                 readers.setdefault(read, set()).add(name)
@@ -214,7 +218,7 @@ def greatest(names, open_, by_name, extra, holds):
 _INT_OPS = (gast.Add, gast.Sub, gast.Mult, gast.FloorDiv, gast.Mod)
 
 
-def _int_names(by_name, loop_targets, unpacked):
+def _int_names(by_name, loop_targets, unpacked, loads):
     """Names that always hold a Python int: loop counters and arithmetic on them."""
 
     def is_int(node, names):
@@ -230,7 +234,7 @@ def _int_names(by_name, loop_targets, unpacked):
 
     names = (set(by_name) | loop_targets) - unpacked
     names = greatest(names, names - loop_targets, by_name, {},
-                      lambda s, names: is_int(s.value, names))
+                      lambda s, names: is_int(s.value, names), loads)
     return names - {n for n in loop_targets if n in by_name}
 
 
@@ -241,7 +245,7 @@ _MAKERS = (np.zeros, np.ones, np.empty, np.full)   # np.zeros(shape)
 _LIKE = (np.zeros_like, np.ones_like, np.empty_like, np.full_like)  # np.zeros_like(x)
 
 
-def _ranks(by_name, known, unknown, fixed, ints, ops):
+def _ranks(by_name, known, unknown, fixed, ints, ops, loads):
     """name -> ndim, for the names whose every value has one known ndim: ``known``
     gives the ndim of parameters and of ``fixed`` names (numbers and ints, settled
     already); names bound otherwise than by an assignment (``unknown``) are never in
@@ -249,19 +253,34 @@ def _ranks(by_name, known, unknown, fixed, ints, ops):
     of the guesses that every assignment (a parameter's too) confirms."""
     guess = dict(known)
     open_ = {n for n in by_name if n not in fixed and n not in unknown}
+    readers = {}  # name -> the open names with an assignment that reads it
+    for n in open_:
+        for s in by_name[n]:
+            for read in loads[id(s)] | _input_names(ops[id(s)]):
+                readers.setdefault(read, set()).add(n)
+    todo = open_
     while True:  # each round guesses at least one more name, or stops
-        found = {n: r for n in open_ - set(guess) for s in by_name[n]
+        # a name none of whose assignments reads a name guessed last round has the
+        # same (unknown) ranks as then: only the readers of those are tried again
+        found = {n: r for n in todo if n not in guess for s in by_name[n]
                  if (r := rank_of(s.value, ops[id(s)], guess, ints)) is not None}
         if not found:
             break
         guess.update(found)
+        todo = {reader for n in found for reader in readers.get(n, ())}
 
     def confirmed(s, names):
-        within = {n: guess[n] for n in S.loaded_names(s.value) if n in names}
+        within = {n: guess[n] for n in loads[id(s)] if n in names}
         return rank_of(s.value, ops[id(s)], within, ints) == guess[s.targets[0].id]
 
-    kept = greatest(set(guess), open_ & set(guess), by_name, {}, confirmed)
+    kept = greatest(set(guess), open_ & set(guess), by_name, {}, confirmed, loads)
     return {n: guess[n] for n in kept}
+
+
+def _input_names(op):
+    """The names among ``op``'s inputs: with those its right-hand side loads, all the
+    names whose ranks :func:`rank_of` may read."""
+    return {a.id for a in op.inputs if isinstance(a, gast.Name)}
 
 
 def rank_of(value, op, ranks, ints):
@@ -319,7 +338,7 @@ def _indexed_rank(value, ranks, ints):
     return rank if rank is not None and rank >= 0 else None
 
 
-def _number_names(by_name, fixed, unknown, ranks, ints, ops):
+def _number_names(by_name, fixed, unknown, ranks, ints, ops, loads):
     """Names that always hold an immutable number: ``fixed`` (Python numbers and
     ints), full reductions, ``u @ v`` of vectors, an element ``x[i, j]`` of an array
     of known ndim (a NumPy scalar: a copy), and arithmetic on numbers; never a name
@@ -347,4 +366,4 @@ def _number_names(by_name, fixed, unknown, ranks, ints, ops):
             for a in op.inputs)
 
     names = set(fixed) | (set(by_name) - unknown)
-    return greatest(names, names - set(fixed), by_name, {}, number)
+    return greatest(names, names - set(fixed), by_name, {}, number, loads)

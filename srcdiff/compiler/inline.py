@@ -34,10 +34,11 @@ class RuleSyntax:
         """The names the body reads (parameters included)."""
         return frozenset(S.loaded_names(self.body))
 
+    @functools.lru_cache(maxsize=None)
     def globals_used(self):
         """Free names of the body that the rule's module defines (np, unbroadcast, ...)."""
         local = set(self.params) | {self.vararg, self.argnum, "g", "ans"}
-        return {n for n in S.loaded_names(self.body) if n not in local}
+        return frozenset(n for n in S.loaded_names(self.body) if n not in local)
 
     def inline(self, i, g, ans, args, kwargs):
         """The body with ``g``, ``ans``, the inputs and keywords substituted.
@@ -62,7 +63,7 @@ class RuleSyntax:
             subs[self.vararg] = gast.Tuple(elts=list(args[positional:]), ctx=gast.Load())
         for p, default in self.defaults.items():
             subs.setdefault(p, default)
-        return S.Substitute(subs).visit(S.copy_node(self.body))
+        return S.copy_node(self.body, subs)
 
 
 @functools.lru_cache(maxsize=None)

@@ -39,7 +39,7 @@ def _definitions(body, source_map):
     defs = {}
     top = set(map(id, body))
     for s in body:
-        for n in gast.walk(s):
+        for n in S.walk(s):
             fdef = as_def(n)
             if fdef is None:
                 continue
@@ -85,7 +85,7 @@ def _check_def(fdef, source_map):
                  "not supported"
     elif not all(isinstance(d, gast.Constant) for d in args.defaults):
         refuse = "a local function's default values must be constants"
-    for n in gast.walk(fdef):
+    for n in S.walk(fdef):
         if refuse:
             break
         if isinstance(n, (gast.Global, gast.Nonlocal)):
@@ -106,12 +106,12 @@ def _check_uses(node, defs, source_map):
     called = set()
     definitions = set()
     top = {id(s) for s in node.body}
-    for n in gast.walk(node):
+    for n in S.walk(node):
         if isinstance(n, gast.Call) and isinstance(n.func, gast.Name) and n.func.id in defs:
             called.add(id(n.func))
         elif isinstance(n, gast.Assign) and id(n) in top and as_def(n):
             definitions.add(id(n.targets[0]))
-    for n in gast.walk(node):
+    for n in S.walk(node):
         if not (isinstance(n, gast.Name) and n.id in defs) or id(n) in called | definitions:
             continue
         if isinstance(n.ctx, gast.Load):
@@ -187,7 +187,7 @@ class _Inliner:
                                              "compiles a recursive function once.")
         fdef = S.copy_node(self.defs[name])
         renamed = {n: self.names.fresh(n) for n in sorted(_locals(fdef))}
-        for n in gast.walk(fdef):
+        for n in S.walk(fdef):
             if isinstance(n, gast.Name) and n.id in renamed:
                 n.id = renamed[n.id]
         bind = [gast.copy_location(S.assign(renamed[p], value), call)
@@ -276,7 +276,7 @@ class _Calls(gast.NodeTransformer):
 
     def calls_local(self, node):
         return any(isinstance(n, gast.Call) and isinstance(n.func, gast.Name)
-                   and n.func.id in self.inliner.defs for n in gast.walk(node))
+                   and n.func.id in self.inliner.defs for n in S.walk(node))
 
     def visit_Call(self, node):
         self.generic_visit(node)
@@ -314,7 +314,7 @@ class _Calls(gast.NodeTransformer):
         return node
 
     def refuse_in(self, node, where):
-        for n in gast.walk(node):
+        for n in S.walk(node):
             if isinstance(n, gast.Call) and isinstance(n.func, gast.Name) \
                     and n.func.id in self.inliner.defs:
                 raise self.inliner.source_map.error(

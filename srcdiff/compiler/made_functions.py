@@ -44,13 +44,13 @@ class FunctionMaker:
             refuse = "the default values of a function passed as a value must be constants"
         elif fdef.decorator_list:
             refuse = "a decorated local function cannot be passed as a value"
-        elif any(isinstance(n, (gast.Global, gast.Nonlocal)) for n in gast.walk(fdef)):
+        elif any(isinstance(n, (gast.Global, gast.Nonlocal)) for n in S.walk(fdef)):
             refuse = "a function passed as a value may not declare 'global' or 'nonlocal'"
         if refuse:
             raise self.source_map.error(node, refuse, hint="Define it at module level.")
         code = self.code_of(node)
         own = {a.id for a in args.args} | S.assigned_names(fdef.body)
-        free = {n.id for n in gast.walk(fdef) if isinstance(n, gast.Name)
+        free = {n.id for n in S.walk(fdef) if isinstance(n, gast.Name)
                 and isinstance(n.ctx, gast.Load)} - own
         captures = sorted(free & self.locals)
         cells = set(self.fn.__code__.co_cellvars)

@@ -98,5 +98,5 @@ def is_method_of(func):
 
 def receivers(node):
     """The names whose class ``node`` reads (``M`` in ``M.__class__.f``)."""
-    return {n.value.id for n in gast.walk(node) if isinstance(n, gast.Attribute)
+    return {n.value.id for n in S.walk(node) if isinstance(n, gast.Attribute)
             and n.attr == CLASS and isinstance(n.value, gast.Name)}

@@ -126,6 +126,6 @@ class Names:
         ``reversed_1``.  Free names are the user's globals: never renamed."""
         local = {a.id for a in node.args.args} | S.assigned_names(node.body)
         renamed = {n: self.temp(n) for n in sorted(local) if self.reserves(n)}
-        for n in gast.walk(node):
+        for n in S.walk(node):
             if isinstance(n, gast.Name) and n.id in renamed:
                 n.id = renamed[n.id]

@@ -399,7 +399,7 @@ def _flat_elif(arms, last, names):
 def _as_load(target):
     import copy
     node = copy.deepcopy(target)
-    for n in gast.walk(node):
+    for n in S.walk(node):
         if hasattr(n, "ctx"):
             n.ctx = gast.Load()
     return node

@@ -110,8 +110,8 @@ def _specialisable(facts, parsed):
     if facts.exprs or facts.written or facts.updated or facts.unpacked:
         return False
     for s in facts.in_order:
-        for node in gast.walk(s) if not isinstance(s, (gast.If, gast.For, gast.While)) else (
-                gast.walk(getattr(s, "test", None) or s.iter)):
+        for node in S.walk(s) if not isinstance(s, (gast.If, gast.For, gast.While)) else (
+                S.walk(getattr(s, "test", None) or s.iter)):
             if isinstance(node, gast.Call):
                 try:
                     fn = parsed.resolve(node.func)
@@ -291,7 +291,7 @@ def _own_expressions(s):
 
 def _rename_loads(s, name, fresh):
     for expr in _own_expressions(s):
-        for node in gast.walk(expr):
+        for node in S.walk(expr):
             if isinstance(node, gast.Name) and node.id == name and isinstance(
                     node.ctx, gast.Load):
                 node.id = fresh

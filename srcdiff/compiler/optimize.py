@@ -124,7 +124,7 @@ def _names_outside(stmt, blocks):
             continue
         for item in value if isinstance(value, list) else [value]:
             if isinstance(item, gast.AST):
-                for n in gast.walk(item):
+                for n in S.walk(item):
                     if type(n) is gast.Name:
                         yield n
 
@@ -162,6 +162,22 @@ def live_after(stmts, live_out=frozenset()):
     return after
 
 
+def unread_after(stmts, candidates, live_out=frozenset()):
+    """For each statement ``k`` of the block ``stmts``, ``(unread, kills)``: the names
+    of ``candidates[k]`` not live right after it (``candidates[k] - live_after(stmts,
+    live_out)[k]``) and :func:`statement_kills` of it.  One backward walk that
+    updates one set of live names in place: a copy of it for each statement would
+    make a long block's cost quadratic."""
+    found = [None] * len(stmts)
+    live = set(live_out)
+    for k in reversed(range(len(stmts))):
+        reads, kills = _statement_summary(stmts[k])
+        found[k] = (set(candidates[k]) - live, kills)
+        live -= kills
+        live |= reads
+    return found
+
+
 def statement_kills(s):
     """The names statement ``s`` assigns on every path through it."""
     return _statement_summary(s)[1]
@@ -196,9 +212,10 @@ def _statement_summary(s):
         if isinstance(s, gast.For):
             return (body_reads - S.names_in(s.target)) | S.loaded_names(s.iter), set()
         return body_reads | S.loaded_names(s.test), set()
-    if isinstance(s, gast.Assign) and not any(isinstance(n, gast.Subscript)
-                                              for t in s.targets for n in gast.walk(t)):
-        return S.loaded_names(s), S.assigned_names([s])  # a.b = v reads a
+    if isinstance(s, gast.Assign) and not any(
+            type(t) is not gast.Name and any(isinstance(n, gast.Subscript) for n in S.walk(t))
+            for t in s.targets):
+        return S.loads_and_stores(s)  # a.b = v reads a
     reads = S.loaded_names(s)
     if isinstance(s, gast.AugAssign):
         reads |= S.names_in(s.target)

@@ -19,7 +19,7 @@ place only into arrays it owns (adjoint_state.py); a ``del`` writes nothing.
 import gast
 
 from . import syntax as S
-from .optimize import live_after, statement_kills
+from .optimize import unread_after
 
 _SCOPES = (gast.Lambda, gast.FunctionDef, gast.ListComp, gast.SetComp, gast.DictComp,
            gast.GeneratorExp)
@@ -30,13 +30,16 @@ def release_points(stmts, params, live_out=frozenset(), keep=frozenset()):
     (sorted, none of ``keep``) are bound and never read again; ``params`` are the
     function's parameters, ``live_out`` what the return that follows ``stmts`` reads.
     Not after the last statement: the return frees what is left."""
-    local = (set(params) | S.assigned_names(stmts)) - set(keep) - _in_nested_scopes(stmts)
+    seen = [_names_of(s) for s in stmts]
+    local = (set(params).union(*(stored for _, stored, _ in seen)) - set(keep)
+             - set().union(*(nested for _, _, nested in seen)))
     bound = set(params)
     points = []
-    for k, (s, live) in enumerate(zip(stmts, live_after(stmts, live_out))):
-        bound |= statement_kills(s)  # assigned on every path (a read proves less: the
+    unread = unread_after(stmts, [names & local for names, _, _ in seen], live_out)
+    for k, (s, (dead, kills)) in enumerate(zip(stmts, unread)):
+        bound |= kills  # assigned on every path (a read proves less: the
         # forward pass repeats the user's reads that may raise UnboundLocalError)
-        done = sorted((S.names_in(s) & local & bound) - live - _constants(s, local))
+        done = sorted((dead & bound) - _constants(s, local))
         if done and k < len(stmts) - 1:
             points.append((k, done))
             bound -= set(done)
@@ -71,12 +74,16 @@ def _constants(s, local):
     return set()
 
 
-def _in_nested_scopes(stmts):
-    """Names a lambda, comprehension or nested def mentions: a del could reach them
-    through a scope that outlives the statement."""
-    found = set()
-    for s in stmts:
-        for node in gast.walk(s):
-            if isinstance(node, _SCOPES):
-                found |= S.names_in(node)
-    return found
+def _names_of(s):
+    """(every name statement ``s`` mentions, those it binds, those a lambda,
+    comprehension or nested def in it mentions: a del could reach them through a scope
+    that outlives the statement), in one walk of it."""
+    names, stored, nested = set(), set(), set()
+    for node in S.walk(s):
+        if isinstance(node, gast.Name):
+            names.add(node.id)
+            if isinstance(node.ctx, gast.Store):
+                stored.add(node.id)
+        elif isinstance(node, _SCOPES):
+            nested |= S.names_in(node)
+    return names, stored, nested

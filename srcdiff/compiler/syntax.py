@@ -22,7 +22,7 @@ def expr(text):
 
 
 def _unlocated(node):
-    for n in gast.walk(node):
+    for n in walk(node):
         for attr in ("lineno", "col_offset", "end_lineno", "end_col_offset"):
             if hasattr(n, attr):
                 delattr(n, attr)
@@ -52,31 +52,59 @@ class Substitute(gast.NodeTransformer):
 
     def visit_Name(self, node):
         new = self.subs.get(node.id)
-        if new is None:
-            return node
-        if isinstance(new, str):
-            return gast.Name(id=new, ctx=node.ctx, annotation=None, type_comment=None)
-        return copy_node(new)
+        return node if new is None else _substitute(node.ctx, new)
 
 
-def copy_node(node):
-    """A deep copy of a syntax tree (several times faster than ``copy.deepcopy``)."""
+def _substitute(ctx, new):
+    """What replaces a Name (of context ``ctx``) by ``new``: a node (copied), or a name
+    (a str)."""
+    if isinstance(new, str):
+        return gast.Name(id=new, ctx=ctx, annotation=None, type_comment=None)
+    return copy_node(new)
+
+
+def copy_node(node, subs=None):
+    """A deep copy of a syntax tree (several times faster than ``copy.deepcopy``); with
+    ``subs``, ``Substitute(subs).visit(copy_node(node))`` in one walk."""
     if isinstance(node, list):
-        return [copy_node(n) for n in node]
+        return [copy_node(n, subs) for n in node]
     if not isinstance(node, gast.AST):
         return node  # identifiers, constants' values, None
+    if subs and type(node) is gast.Name and subs.get(node.id) is not None:
+        return _substitute(copy_node(node.ctx), subs[node.id])
     new = node.__class__.__new__(node.__class__)
     for field in node._fields:
-        setattr(new, field, copy_node(getattr(node, field, None)))
+        setattr(new, field, copy_node(getattr(node, field, None), subs))
     for attr in node._attributes:
         if hasattr(node, attr):
             setattr(new, attr, getattr(node, attr))
     return new
 
 
+def walk(node):
+    """Every node of the tree ``node``, itself first: ``gast.walk``'s nodes in its
+    (breadth-first) order, as a list made without its generators (the compiler's
+    passes walk every statement several times)."""
+    found = [node]
+    at = 0
+    AST = gast.AST
+    while at < len(found):
+        n = found[at]
+        at += 1
+        for field in n._fields:
+            value = getattr(n, field, None)
+            if type(value) is list:
+                for item in value:
+                    if isinstance(item, AST):
+                        found.append(item)
+            elif isinstance(value, AST):
+                found.append(value)
+    return found
+
+
 def names_in(node):
     """The set of Name ids loaded or stored anywhere in ``node``."""
-    return {n.id for n in gast.walk(node) if isinstance(n, gast.Name)}
+    return {n.id for n in walk(node) if isinstance(n, gast.Name)}
 
 
 def assigned_names(stmts, into=False):
@@ -84,22 +112,36 @@ def assigned_names(stmts, into=False):
     write into (x in ``x[i] = v``)."""
     found = set()
     for s in stmts:
-        for n in gast.walk(s):
+        for n in walk(s):
             if isinstance(n, gast.Name) and isinstance(n.ctx, gast.Store):
                 found.add(n.id)
             elif into and isinstance(n, gast.Subscript) and isinstance(n.ctx, gast.Store):
-                found |= {m.id for m in gast.walk(n.value) if isinstance(m, gast.Name)}
+                found |= {m.id for m in walk(n.value) if isinstance(m, gast.Name)}
     return found
 
 
 def loaded_names(node):
     """The ids of the Names ``node`` reads."""
-    found = set()
+    return _names_by_context(node, set(), None)[0]
+
+
+def loads_and_stores(stmt):
+    """``(loaded_names(stmt), assigned_names([stmt]))`` of a simple statement (one
+    whose Names carry no annotation: any but a def), in one walk."""
+    return _names_by_context(stmt, set(), set())
+
+
+def _names_by_context(node, loads, stores):
+    """Add to ``loads`` the ids of the Names ``node`` reads, and to ``stores`` (unless
+    None) those it binds; a Name's own annotation is not walked."""
 
     def visit(n):
         if type(n) is gast.Name:
-            if type(n.ctx) is gast.Load:
-                found.add(n.id)
+            ctx = type(n.ctx)
+            if ctx is gast.Load:
+                loads.add(n.id)
+            elif ctx is gast.Store and stores is not None:
+                stores.add(n.id)
             return
         for field in n._fields:
             value = getattr(n, field, None)
@@ -111,7 +153,7 @@ def loaded_names(node):
                 visit(value)
 
     visit(node)
-    return found
+    return loads, stores
 
 
 def is_atom(node):

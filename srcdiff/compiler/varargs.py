@@ -36,7 +36,7 @@ def expand_parameter(node, param, params, expand, source_map):
     """Replace the parameter ``param`` (``*args``, ``**kwargs``; already taken off
     ``node.args``) by ``params``, after the others, and its reads by ``expand``'s;
     refuse a body that binds it again."""
-    for n in gast.walk(node):
+    for n in S.walk(node):
         if isinstance(n, gast.Name) and n.id == param.id and not isinstance(
                 n.ctx, gast.Load) and n is not param:
             raise source_map.error(n, f"cannot compile {node.name}: it binds {param.id} "
