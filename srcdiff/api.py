@@ -52,13 +52,14 @@ def _prepare(units, args):
 def _like(g, arg):
     """A gradient with its argument's shape and dtype (zeros where it is unconnected),
     an array the caller may write into."""
-    if type(arg) is float and type(g) is float:
+    kind = type(arg)
+    if kind is np.ndarray and type(g) is np.ndarray and g.shape == arg.shape and (
+            g.dtype is arg.dtype or g.dtype == arg.dtype):
+        return _writable(g)  # the common case, answered from attributes
+    if kind is float and type(g) is float:
         return g
     if isinstance(arg, CONTAINERS):  # a pytree: the gradient has its structure
         return dense(g, arg, _like)
-    if type(g) is np.ndarray and type(arg) is np.ndarray and g.shape == arg.shape and (
-            g.dtype is arg.dtype or g.dtype == arg.dtype):
-        return _writable(g)  # the common case, answered from attributes
     if g is None:
         g = 0.0
     if _is_scalar(arg):
@@ -96,8 +97,11 @@ def _describe(value):
 
 
 def _scalar_output(fn, y):
-    if type(y) is float:  # scalar code stays on Python floats
+    kind = type(y)
+    if kind is float:  # scalar code stays on Python floats
         return 1.0
+    if kind is np.float64 or kind is np.float32:  # np.mean's, np.sum's: one of its type
+        return kind(1)
     if isinstance(y, tuple):
         raise ValueError(f"grad of {fn.__qualname__} needs a scalar output, but it returned "
                          f"a tuple of {len(y)}; if it returns (value, aux), pass has_aux=True")

@@ -17,6 +17,7 @@ axis of rows): it runs the batched backward pass of the unit compiled ``batched`
 once for them all, or, where that unit has none, the plain one row by row, and
 ``cache_info().row_by_row`` says why.
 """
+import builtins
 import collections
 import functools
 import inspect
@@ -146,7 +147,7 @@ class _CompiledCall:
     for input ``i`` itself."""
 
     __slots__ = ("function", "unit", "value", "saved", "active", "raw", "inputs", "count",
-                 "captures", "owners", "tape_inputs", "srcdiff_rule", "_last")
+                 "captures", "owners", "tape_inputs", "direct", "srcdiff_rule", "_last")
     srcdiff_traits = Traits(batches=True)  # a batch of adjoints: see _batch
 
     def __init__(self, function, unit, value, saved, active, raw, inputs, count, captures):
@@ -162,6 +163,13 @@ class _CompiledCall:
         self.owners = []
         self.tape_inputs = []  # each Tensor input, or each of a pytree (flattened once)
         for i, v in enumerate(inputs):
+            kind = type(v)
+            if kind is Tensor:  # the common cases first, without the generic checks
+                self.owners.append((i, None))
+                self.tape_inputs.append(v)
+                continue
+            if kind in _PLAIN:
+                continue
             if not isinstance(v, CONTAINERS):
                 if isinstance(v, _ArrayLike):  # no tape watches an ndarray or a number
                     self.owners.append((i, None))
@@ -171,6 +179,8 @@ class _CompiledCall:
                 if isinstance(leaf, _ArrayLike):
                     self.owners.append((i, j))
                     self.tape_inputs.append(leaf)
+        # tape input k is input k, for every k: adjoints by input are by tape input
+        self.direct = all(o == (k, None) for k, o in enumerate(self.owners))
         self._last = (None, None)
         self.srcdiff_rule = Rule(self, (), function.__qualname__, argnum_vjp=self._vjp)
 
@@ -227,6 +237,8 @@ class _CompiledCall:
 
     def _leaves(self, by_input):
         """Adjoints by input position -> by tape input (a pytree's, leaf by leaf)."""
+        if self.direct:
+            return by_input
         out = {}
         dense_of = {}
         for k, (i, leaf) in enumerate(self.owners):
@@ -542,6 +554,9 @@ def with_defaults(fn, args):
     call of ``fn`` would bind them: compiled code takes every parameter positionally
     (``def f(x, c=2.0)`` called ``f(x)`` runs ``f_forward(x, 2.0)``).  Unchanged when
     nothing is left out, or when too much is (the call raises as Python would)."""
+    code = getattr(fn, "__code__", None)
+    if code is not None and len(args) == code.co_argcount and not code.co_kwonlyargcount:
+        return args  # every call of a function of positional parameters, all given
     fn = getattr(fn, "python_function", fn)
     code = getattr(fn, "__code__", None)
     defaults = getattr(fn, "__defaults__", None) or ()
@@ -568,6 +583,16 @@ def _free_value(fn, name):
         except ValueError:
             return None
     return fn.__globals__.get(name)
+
+
+def _builtin(fn, name):
+    """Whether the free ``name`` of ``fn`` is a builtin (``range``, ``len``): no
+    global or closure cell of that name."""
+    return (name in _BUILTINS and name not in fn.__globals__
+            and name not in fn.__code__.co_freevars)
+
+
+_BUILTINS = frozenset(vars(builtins))
 
 
 def _free_reads(fn, outer=frozenset()):
@@ -599,8 +624,8 @@ def _free_reads(fn, outer=frozenset()):
             reads.setdefault(expr, (expr, params.index(base.id), tuple(chain)))
         elif base.id not in params and base.id not in assigned:
             value = parsed.namespace.get(base.id)
-            if inspect.ismodule(value):
-                continue  # np.sin, math.pi: never a Variable
+            if inspect.ismodule(value) or _builtin(fn, base.id):
+                continue  # np.sin, math.pi, range: never a Variable
             expr = ".".join([base.id] + chain)
             reads.setdefault(expr, (expr, None, ("/" + base.id,) + tuple(chain)))
             callee = getattr(value, "python_function", value)
