@@ -116,8 +116,10 @@ def _scalar_output(fn, y):
 
 
 def _distinct(grads):
-    """``grads`` as a tuple in which no array appears twice (``wrt=(0, 0)``, or two
+    """``grads`` (a list) as a tuple in which no array appears twice (``wrt=(0, 0)``, or two
     parameters given one adjoint): each is the caller's to update."""
+    if len({id(g) for g in grads}) == len(grads):  # the common case: nothing to copy
+        return tuple(grads)
     seen = set()
     out = []
     for g in grads:
@@ -355,7 +357,7 @@ def jacobian(f, wrt=0):
             jac = np.reshape(columns[j], shape)
             # in the argument's precision, as sd.grad's gradients are
             results[i] = jac.astype(dtype, copy=False) if dtype.kind in "fc" else jac
-        return results[positions[0]] if single else _distinct(results[i] for i in positions)
+        return results[positions[0]] if single else _distinct([results[i] for i in positions])
 
     jac.cache_info = units.cache_info
     DERIVATIVES[jac] = derivative

@@ -96,12 +96,18 @@ class Function:
             active = tuple([_watched(v, tapes) for v in inputs])
         else:
             active = (False,) * len(inputs)
-        plain = [v._value if type(v) is Tensor else unwrapped(v) for v in inputs]
         if True in active:  # the backward step runs later: the arrays must stay as read
-            plain = [r if type(v) is Tensor else frozen(r) for r, v in zip(plain, inputs)]
-            # the tape keeps what the code read: an array argument, its frozen copy
-            inputs = [r if type(v) is np.ndarray else v for r, v in zip(plain, inputs)]
-        lifted = tuple(expr for expr, _ in captures)
+            plain = []
+            for k, v in enumerate(inputs):
+                if type(v) is Tensor:  # a Tensor's array never changes
+                    plain.append(v._value)
+                    continue
+                plain.append(frozen(unwrapped(v)))
+                if type(v) is np.ndarray:  # the tape keeps what the code read: the copy
+                    inputs[k] = plain[-1]
+        else:
+            plain = [v._value if type(v) is Tensor else unwrapped(v) for v in inputs]
+        lifted = tuple([expr for expr, _ in captures]) if captures else ()
         unit, raw = self.units.get(plain, active, lifted)
         y, saved = unit.run(raw)
         if True not in active:
@@ -147,7 +153,7 @@ class _CompiledCall:
     for input ``i`` itself."""
 
     __slots__ = ("function", "unit", "value", "saved", "active", "raw", "inputs", "count",
-                 "captures", "owners", "tape_inputs", "direct", "srcdiff_rule", "_last")
+                 "captures", "owners", "tape_inputs", "direct", "_last")
     srcdiff_traits = Traits(batches=True)  # a batch of adjoints: see _batch
 
     def __init__(self, function, unit, value, saved, active, raw, inputs, count, captures):
@@ -160,29 +166,37 @@ class _CompiledCall:
         self.inputs = inputs          # the arguments, then the captured values (Variables read)
         self.count = count            # how many of them are arguments
         self.captures = captures
-        self.owners = []
-        self.tape_inputs = []  # each Tensor input, or each of a pytree (flattened once)
+        owners = self.owners = []
+        tape_inputs = self.tape_inputs = []  # each Tensor input, or each of a pytree's
+        # whether tape input k is input k, for every k: adjoints by input are by tape input
+        direct = True
         for i, v in enumerate(inputs):
             kind = type(v)
             if kind is Tensor:  # the common cases first, without the generic checks
-                self.owners.append((i, None))
-                self.tape_inputs.append(v)
+                direct = direct and i == len(owners)
+                owners.append((i, None))
+                tape_inputs.append(v)
+            elif kind in _PLAIN:
                 continue
-            if kind in _PLAIN:
-                continue
-            if not isinstance(v, CONTAINERS):
+            elif not isinstance(v, CONTAINERS):
                 if isinstance(v, _ArrayLike):  # no tape watches an ndarray or a number
-                    self.owners.append((i, None))
-                    self.tape_inputs.append(v)
-                continue
-            for j, leaf in enumerate(nest.flatten(v)):
-                if isinstance(leaf, _ArrayLike):
-                    self.owners.append((i, j))
-                    self.tape_inputs.append(leaf)
-        # tape input k is input k, for every k: adjoints by input are by tape input
-        self.direct = all(o == (k, None) for k, o in enumerate(self.owners))
+                    direct = direct and i == len(owners)
+                    owners.append((i, None))
+                    tape_inputs.append(v)
+            else:
+                for j, leaf in enumerate(nest.flatten(v)):
+                    if isinstance(leaf, _ArrayLike):
+                        direct = False
+                        owners.append((i, j))
+                        tape_inputs.append(leaf)
+        self.direct = direct
         self._last = (None, None)
-        self.srcdiff_rule = Rule(self, (), function.__qualname__, argnum_vjp=self._vjp)
+
+    @property
+    def srcdiff_rule(self):
+        """The rule a tape records (made when asked: kept here, it would hold this call
+        in a reference cycle, and its saved values until the cyclic collector ran)."""
+        return Rule(self, (), self.function.__qualname__, argnum_vjp=self._vjp)
 
     def __call__(self, *flat):
         return self.value

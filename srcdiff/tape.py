@@ -19,7 +19,8 @@ from ._recording import STATE, compiled_code_met, refuse_without_rule
 from .rules import is_nondifferentiable, registry, rule_of
 from .rules.helpers import batched
 from .rules.registry import Rule, primitive_name
-from .tensor import IndexedSlices, Tensor, Variable, _ArrayLike, _raw, cast, convert_to_tensor
+from .tensor import (IndexedSlices, Tensor, Variable, _ArrayLike, _new, _raw, cast,
+                     convert_to_tensor)
 
 logger = logging.getLogger("srcdiff")
 
@@ -228,7 +229,8 @@ class GradientTape:
                 raise TypeError("Argument `target` should be a list or nested structure "
                                 "of Tensors, Variables or CompositeTensors to be "
                                 f"differentiated, but received {target!r}.")
-        flat_sources = _check_sources(sources)
+        shallow = _shallow(sources)
+        flat_sources = _check_sources(sources, shallow)
         if output_gradients is None:
             output_gradients = [None] * len(targets)
         else:
@@ -238,8 +240,13 @@ class GradientTape:
                                  f"but there are {len(targets)} targets")
         grads = self._backprop(targets, flat_sources, output_gradients)
         self._end_use()
-        return _packed(sources, [_finish(g, s, unconnected)
-                                 for g, s in zip(grads, flat_sources)])
+        results = [_finish(g, s, unconnected) for g, s in zip(grads, flat_sources)]
+        if not shallow:
+            return nest.pack_sequence_as(sources, results)
+        kind = type(sources)
+        if kind is list:
+            return results
+        return tuple(results) if kind is tuple else results[0]
 
     def jacobian(self, target, sources, unconnected_gradients=UnconnectedGradients.NONE,
                  parallel_iterations=None, experimental_use_pfor=True):
@@ -315,7 +322,8 @@ class GradientTape:
     def _end_use(self):
         if not self._persistent and self._tape is not None:  # not released already
             # Release every record; the watched variables stay known, as in TensorFlow.
-            self._released_variables = self.watched_variables()
+            self._released_variables = (self.watched_variables() if self._tape.variables
+                                        else ())
             self._tape = None
 
     def _cotangent_rows(self, target, seeds, sources, vectorised):
@@ -498,7 +506,7 @@ def _seed(target, g, traced, batched=False):
     (a stack of them in a batched walk)."""
     value = target._array()
     if g is None:  # ones of the target's dtype: nothing to check or convert
-        g = np.ones_like(value)
+        g = np.ones(value.shape, value.dtype)
         return Tensor(g) if traced else g
     if not batched and np.shape(_raw(g)) != np.shape(value):
         raise ValueError(f"Mismatch between the shape of output_gradients "
@@ -517,9 +525,10 @@ def _as_target(target):
     raise TypeError(f"target must be a Tensor or Variable, got {type(target).__name__}")
 
 
-def _check_sources(sources):
-    """The sources as a flat list, each checked (TensorFlow's warning for an integer one)."""
-    if _shallow(sources):
+def _check_sources(sources, shallow=None):
+    """The sources as a flat list, each checked (TensorFlow's warning for an integer one).
+    ``shallow``: what :func:`_shallow` says of them, if asked already."""
+    if _shallow(sources) if shallow is None else shallow:
         flat = [sources] if isinstance(sources, _ArrayLike) else list(sources)
     else:
         flat = nest.flatten(sources)
@@ -546,16 +555,6 @@ def _shallow(sources):
         if kind is not Tensor and kind is not Variable:
             return False
     return True
-
-
-def _packed(sources, results):
-    """``results`` (one per leaf of ``sources``) in the structure of ``sources``."""
-    if not _shallow(sources):
-        return nest.pack_sequence_as(sources, results)
-    kind = type(sources)
-    if kind is list:
-        return results
-    return tuple(results) if kind is tuple else results[0]
 
 
 _NOT_DIFFERENTIABLE = {  # TensorFlow's warnings, logged where TensorFlow logs them
@@ -586,7 +585,11 @@ def _finish(g, source, unconnected, shape=None):
     """A gradient as the user receives it: a Tensor of the source's dtype, or None."""
     dtype = source._array().dtype
     if type(g) is np.ndarray and g.dtype == dtype:  # the common case: no conversion
-        return Tensor(g) if dtype.kind in "fc" else None
+        if dtype.kind not in "fc":
+            return None
+        result = _new(Tensor)  # Tensor(g) without the __init__ frame
+        result._value = g
+        return result
     if dtype.kind not in "fc":
         return None
     if g is None:
