@@ -506,7 +506,8 @@ def _seed(target, g, traced, batched=False):
     (a stack of them in a batched walk)."""
     value = target._array()
     if g is None:  # ones of the target's dtype: nothing to check or convert
-        g = np.ones(value.shape, value.dtype)
+        g = np.empty(value.shape, value.dtype)  # np.ones, without its Python layers
+        g.fill(1)
         return Tensor(g) if traced else g
     if not batched and np.shape(_raw(g)) != np.shape(value):
         raise ValueError(f"Mismatch between the shape of output_gradients "
@@ -584,14 +585,13 @@ def _unconnected(value):
 def _finish(g, source, unconnected, shape=None):
     """A gradient as the user receives it: a Tensor of the source's dtype, or None."""
     dtype = source._array().dtype
-    if type(g) is np.ndarray and g.dtype == dtype:  # the common case: no conversion
-        if dtype.kind not in "fc":
-            return None
-        result = _new(Tensor)  # Tensor(g) without the __init__ frame
-        result._value = g
-        return result
     if dtype.kind not in "fc":
         return None
+    kind = type(g)  # the common cases first: an array of the dtype, a Python float
+    if kind is np.ndarray and g.dtype == dtype or kind is float:
+        result = _new(Tensor)  # Tensor(g) without the __init__ frame
+        result._value = g if kind is np.ndarray else np.array(g, dtype)
+        return result
     if g is None:
         if unconnected is UnconnectedGradients.ZERO:
             return Tensor(np.zeros(shape if shape is not None else source.shape, source.dtype))
