@@ -52,13 +52,14 @@ def _prepare(units, args):
 def _like(g, arg):
     """A gradient with its argument's shape and dtype (zeros where it is unconnected),
     an array the caller may write into."""
-    if type(arg) is float and type(g) is float:
+    kind = type(arg)
+    if kind is np.ndarray and type(g) is np.ndarray and g.shape == arg.shape and (
+            g.dtype is arg.dtype or g.dtype == arg.dtype):
+        return _writable(g)  # the common case, answered from attributes
+    if kind is float and type(g) is float:
         return g
     if isinstance(arg, CONTAINERS):  # a pytree: the gradient has its structure
         return dense(g, arg, _like)
-    if type(g) is np.ndarray and type(arg) is np.ndarray and g.shape == arg.shape and (
-            g.dtype is arg.dtype or g.dtype == arg.dtype):
-        return _writable(g)  # the common case, answered from attributes
     if g is None:
         g = 0.0
     if _is_scalar(arg):
@@ -96,8 +97,11 @@ def _describe(value):
 
 
 def _scalar_output(fn, y):
-    if type(y) is float:  # scalar code stays on Python floats
+    kind = type(y)
+    if kind is float:  # scalar code stays on Python floats
         return 1.0
+    if kind is np.float64 or kind is np.float32:  # np.mean's, np.sum's: one of its type
+        return kind(1)
     if isinstance(y, tuple):
         raise ValueError(f"grad of {fn.__qualname__} needs a scalar output, but it returned "
                          f"a tuple of {len(y)}; if it returns (value, aux), pass has_aux=True")
@@ -112,8 +116,10 @@ def _scalar_output(fn, y):
 
 
 def _distinct(grads):
-    """``grads`` as a tuple in which no array appears twice (``wrt=(0, 0)``, or two
+    """``grads`` (a list) as a tuple in which no array appears twice (``wrt=(0, 0)``, or two
     parameters given one adjoint): each is the caller's to update."""
+    if len({id(g) for g in grads}) == len(grads):  # the common case: nothing to copy
+        return tuple(grads)
     seen = set()
     out = []
     for g in grads:
@@ -351,7 +357,7 @@ def jacobian(f, wrt=0):
             jac = np.reshape(columns[j], shape)
             # in the argument's precision, as sd.grad's gradients are
             results[i] = jac.astype(dtype, copy=False) if dtype.kind in "fc" else jac
-        return results[positions[0]] if single else _distinct(results[i] for i in positions)
+        return results[positions[0]] if single else _distinct([results[i] for i in positions])
 
     jac.cache_info = units.cache_info
     DERIVATIVES[jac] = derivative

@@ -17,6 +17,7 @@ axis of rows): it runs the batched backward pass of the unit compiled ``batched`
 once for them all, or, where that unit has none, the plain one row by row, and
 ``cache_info().row_by_row`` says why.
 """
+import builtins
 import collections
 import functools
 import inspect
@@ -96,12 +97,18 @@ class Function:
             active = tuple([_watched(v, tapes) for v in inputs])
         else:
             active = (False,) * len(inputs)
-        plain = [v._value if type(v) is Tensor else unwrapped(v) for v in inputs]
         if True in active:  # the backward step runs later: the arrays must stay as read
-            plain = [r if type(v) is Tensor else frozen(r) for r, v in zip(plain, inputs)]
-            # the tape keeps what the code read: an array argument, its frozen copy
-            inputs = [r if type(v) is np.ndarray else v for r, v in zip(plain, inputs)]
-        lifted = tuple(expr for expr, _ in captures)
+            plain = []
+            for k, v in enumerate(inputs):
+                if type(v) is Tensor:  # a Tensor's array never changes
+                    plain.append(v._value)
+                    continue
+                plain.append(frozen(unwrapped(v)))
+                if type(v) is np.ndarray:  # the tape keeps what the code read: the copy
+                    inputs[k] = plain[-1]
+        else:
+            plain = [v._value if type(v) is Tensor else unwrapped(v) for v in inputs]
+        lifted = tuple([expr for expr, _ in captures]) if captures else ()
         unit, raw = self.units.get(plain, active, lifted)
         y, saved = unit.run(raw)
         if True not in active:
@@ -147,7 +154,7 @@ class _CompiledCall:
     for input ``i`` itself."""
 
     __slots__ = ("function", "unit", "value", "saved", "active", "raw", "inputs", "count",
-                 "captures", "owners", "tape_inputs", "srcdiff_rule", "_last")
+                 "captures", "owners", "tape_inputs", "direct", "_last")
     srcdiff_traits = Traits(batches=True)  # a batch of adjoints: see _batch
 
     def __init__(self, function, unit, value, saved, active, raw, inputs, count, captures):
@@ -160,20 +167,37 @@ class _CompiledCall:
         self.inputs = inputs          # the arguments, then the captured values (Variables read)
         self.count = count            # how many of them are arguments
         self.captures = captures
-        self.owners = []
-        self.tape_inputs = []  # each Tensor input, or each of a pytree (flattened once)
+        owners = self.owners = []
+        tape_inputs = self.tape_inputs = []  # each Tensor input, or each of a pytree's
+        # whether tape input k is input k, for every k: adjoints by input are by tape input
+        direct = True
         for i, v in enumerate(inputs):
-            if not isinstance(v, CONTAINERS):
-                if isinstance(v, _ArrayLike):  # no tape watches an ndarray or a number
-                    self.owners.append((i, None))
-                    self.tape_inputs.append(v)
+            kind = type(v)
+            if kind is Tensor:  # the common cases first, without the generic checks
+                direct = direct and i == len(owners)
+                owners.append((i, None))
+                tape_inputs.append(v)
+            elif kind in _PLAIN:
                 continue
-            for j, leaf in enumerate(nest.flatten(v)):
-                if isinstance(leaf, _ArrayLike):
-                    self.owners.append((i, j))
-                    self.tape_inputs.append(leaf)
+            elif not isinstance(v, CONTAINERS):
+                if isinstance(v, _ArrayLike):  # no tape watches an ndarray or a number
+                    direct = direct and i == len(owners)
+                    owners.append((i, None))
+                    tape_inputs.append(v)
+            else:
+                for j, leaf in enumerate(nest.flatten(v)):
+                    if isinstance(leaf, _ArrayLike):
+                        direct = False
+                        owners.append((i, j))
+                        tape_inputs.append(leaf)
+        self.direct = direct
         self._last = (None, None)
-        self.srcdiff_rule = Rule(self, (), function.__qualname__, argnum_vjp=self._vjp)
+
+    @property
+    def srcdiff_rule(self):
+        """The rule a tape records (made when asked: kept here, it would hold this call
+        in a reference cycle, and its saved values until the cyclic collector ran)."""
+        return Rule(self, (), self.function.__qualname__, argnum_vjp=self._vjp)
 
     def __call__(self, *flat):
         return self.value
@@ -228,6 +252,8 @@ class _CompiledCall:
 
     def _leaves(self, by_input):
         """Adjoints by input position -> by tape input (a pytree's, leaf by leaf)."""
+        if self.direct:
+            return by_input
         out = {}
         dense_of = {}
         for k, (i, leaf) in enumerate(self.owners):
@@ -543,6 +569,9 @@ def with_defaults(fn, args):
     call of ``fn`` would bind them: compiled code takes every parameter positionally
     (``def f(x, c=2.0)`` called ``f(x)`` runs ``f_forward(x, 2.0)``).  Unchanged when
     nothing is left out, or when too much is (the call raises as Python would)."""
+    code = getattr(fn, "__code__", None)
+    if code is not None and len(args) == code.co_argcount and not code.co_kwonlyargcount:
+        return args  # every call of a function of positional parameters, all given
     fn = getattr(fn, "python_function", fn)
     code = getattr(fn, "__code__", None)
     defaults = getattr(fn, "__defaults__", None) or ()
@@ -569,6 +598,16 @@ def _free_value(fn, name):
         except ValueError:
             return None
     return fn.__globals__.get(name)
+
+
+def _builtin(fn, name):
+    """Whether the free ``name`` of ``fn`` is a builtin (``range``, ``len``): no
+    global or closure cell of that name."""
+    return (name in _BUILTINS and name not in fn.__globals__
+            and name not in fn.__code__.co_freevars)
+
+
+_BUILTINS = frozenset(vars(builtins))
 
 
 def _free_reads(fn, outer=frozenset()):
@@ -600,8 +639,8 @@ def _free_reads(fn, outer=frozenset()):
             reads.setdefault(expr, (expr, params.index(base.id), tuple(chain)))
         elif base.id not in params and base.id not in assigned:
             value = parsed.namespace.get(base.id)
-            if inspect.ismodule(value):
-                continue  # np.sin, math.pi: never a Variable
+            if inspect.ismodule(value) or _builtin(fn, base.id):
+                continue  # np.sin, math.pi, range: never a Variable
             expr = ".".join([base.id] + chain)
             reads.setdefault(expr, (expr, None, ("/" + base.id,) + tuple(chain)))
             callee = getattr(value, "python_function", value)

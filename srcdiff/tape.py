@@ -19,7 +19,8 @@ from ._recording import STATE, compiled_code_met, refuse_without_rule
 from .rules import is_nondifferentiable, registry, rule_of
 from .rules.helpers import batched
 from .rules.registry import Rule, primitive_name
-from .tensor import IndexedSlices, Tensor, Variable, _ArrayLike, _raw, cast, convert_to_tensor
+from .tensor import (IndexedSlices, Tensor, Variable, _ArrayLike, _new, _raw, cast,
+                     convert_to_tensor)
 
 logger = logging.getLogger("srcdiff")
 
@@ -218,13 +219,18 @@ class GradientTape:
         The result has the structure of ``sources``; a source the target does
         not depend on gets None (or zeros with ``UnconnectedGradients.ZERO``)."""
         self._begin_use("gradient")
-        unconnected = _unconnected(unconnected_gradients)
-        targets = nest.flatten(target)
-        if not all(isinstance(t, (Tensor, Variable)) for t in targets):
-            raise TypeError("Argument `target` should be a list or nested structure of "
-                            "Tensors, Variables or CompositeTensors to be differentiated, "
-                            f"but received {target!r}.")
-        flat_sources = _check_sources(sources)
+        unconnected = (unconnected_gradients if type(unconnected_gradients)
+                       is UnconnectedGradients else _unconnected(unconnected_gradients))
+        if type(target) is Tensor:  # the common case, without the generic walk
+            targets = [target]
+        else:
+            targets = nest.flatten(target)
+            if not all(isinstance(t, (Tensor, Variable)) for t in targets):
+                raise TypeError("Argument `target` should be a list or nested structure "
+                                "of Tensors, Variables or CompositeTensors to be "
+                                f"differentiated, but received {target!r}.")
+        shallow = _shallow(sources)
+        flat_sources = _check_sources(sources, shallow)
         if output_gradients is None:
             output_gradients = [None] * len(targets)
         else:
@@ -234,8 +240,13 @@ class GradientTape:
                                  f"but there are {len(targets)} targets")
         grads = self._backprop(targets, flat_sources, output_gradients)
         self._end_use()
-        return nest.pack_sequence_as(
-            sources, [_finish(g, s, unconnected) for g, s in zip(grads, flat_sources)])
+        results = [_finish(g, s, unconnected) for g, s in zip(grads, flat_sources)]
+        if not shallow:
+            return nest.pack_sequence_as(sources, results)
+        kind = type(sources)
+        if kind is list:
+            return results
+        return tuple(results) if kind is tuple else results[0]
 
     def jacobian(self, target, sources, unconnected_gradients=UnconnectedGradients.NONE,
                  parallel_iterations=None, experimental_use_pfor=True):
@@ -309,9 +320,10 @@ class GradientTape:
                     "higher order derivatives.", what, what)
 
     def _end_use(self):
-        if not self._persistent:
+        if not self._persistent and self._tape is not None:  # not released already
             # Release every record; the watched variables stay known, as in TensorFlow.
-            self._released_variables = self.watched_variables()
+            self._released_variables = (self.watched_variables() if self._tape.variables
+                                        else ())
             self._tape = None
 
     def _cotangent_rows(self, target, seeds, sources, vectorised):
@@ -376,8 +388,8 @@ class GradientTape:
         """The ids of the sources and of the values the first ``count`` records
         computed from them: the walk computes adjoints for these only."""
         tape = self._tape
-        if (all(id(t) in source_ids for t in tape.watched)
-                and all(id(v) in source_ids for v in tape.variables.values())):
+        if (source_ids.issuperset(map(id, tape.watched))
+                and source_ids.issuperset(map(id, tape.variables.values()))):
             # Every watched value is a source, and everything tracked was computed
             # from a watched value: no need to follow the records.  The set itself
             # when no op can join it during the walk (the tape is not recording).
@@ -493,9 +505,11 @@ def _seed(target, g, traced, batched=False):
     """The starting adjoint of one target: ones, or the given output gradient
     (a stack of them in a batched walk)."""
     value = target._array()
-    if g is None:
-        g = np.ones_like(value)
-    elif not batched and np.shape(_raw(g)) != np.shape(value):
+    if g is None:  # ones of the target's dtype: nothing to check or convert
+        g = np.empty(value.shape, value.dtype)  # np.ones, without its Python layers
+        g.fill(1)
+        return Tensor(g) if traced else g
+    if not batched and np.shape(_raw(g)) != np.shape(value):
         raise ValueError(f"Mismatch between the shape of output_gradients "
                          f"{tuple(np.shape(_raw(g)))} and the shape of the target "
                          f"{tuple(np.shape(value))}")
@@ -512,15 +526,36 @@ def _as_target(target):
     raise TypeError(f"target must be a Tensor or Variable, got {type(target).__name__}")
 
 
-def _check_sources(sources):
-    flat = nest.flatten(sources)
+def _check_sources(sources, shallow=None):
+    """The sources as a flat list, each checked (TensorFlow's warning for an integer one).
+    ``shallow``: what :func:`_shallow` says of them, if asked already."""
+    if _shallow(sources) if shallow is None else shallow:
+        flat = [sources] if isinstance(sources, _ArrayLike) else list(sources)
+    else:
+        flat = nest.flatten(sources)
+        for s in flat:
+            if not isinstance(s, (Tensor, Variable)):
+                raise TypeError(f"sources must be Tensors or Variables, got {s!r} of type "
+                                f"{type(s).__name__!r}")
     for s in flat:
-        if not isinstance(s, (Tensor, Variable)):
-            raise TypeError(f"sources must be Tensors or Variables, got {s!r} of type "
-                            f"{type(s).__name__!r}")
-    for s in flat:
-        _differentiable(s, "source")
+        if s._array().dtype.kind not in "fc":
+            _differentiable(s, "source")
     return flat
+
+
+def _shallow(sources):
+    """Whether ``sources`` is a Tensor or Variable, or a plain list or tuple of them:
+    the common cases, which need no generic walk over a nested structure."""
+    kind = type(sources)
+    if kind is Tensor or kind is Variable:
+        return True
+    if kind is not list and kind is not tuple:
+        return False
+    for s in sources:
+        kind = type(s)
+        if kind is not Tensor and kind is not Variable:
+            return False
+    return True
 
 
 _NOT_DIFFERENTIABLE = {  # TensorFlow's warnings, logged where TensorFlow logs them
@@ -549,8 +584,14 @@ def _unconnected(value):
 
 def _finish(g, source, unconnected, shape=None):
     """A gradient as the user receives it: a Tensor of the source's dtype, or None."""
-    if source.dtype.kind not in "fc":
+    dtype = source._array().dtype
+    if dtype.kind not in "fc":
         return None
+    kind = type(g)  # the common cases first: an array of the dtype, a Python float
+    if kind is np.ndarray and g.dtype == dtype or kind is float:
+        result = _new(Tensor)  # Tensor(g) without the __init__ frame
+        result._value = g if kind is np.ndarray else np.array(g, dtype)
+        return result
     if g is None:
         if unconnected is UnconnectedGradients.ZERO:
             return Tensor(np.zeros(shape if shape is not None else source.shape, source.dtype))

@@ -64,11 +64,14 @@ class Unit:
         array.  Compiled code never writes into the caller's arrays (which may be a
         Tensor's, a Variable's or a value saved on a tape), and a write the compiler
         did not model (``out=x``, ``np.copyto(x, v)``) is an error, not a gradient
-        that ignores it."""
+        that ignores it.  A read-only array is passed as it is: a view of it would
+        add no protection (assigning an attribute is refused, and a call whose result
+        is discarded, ``x.setflags(...)``, counts as a write: that argument is copied)."""
+        mutated = self.mutated
         for i, arg in enumerate(args):
-            if i in self.mutated:
+            if mutated and i in mutated:
                 args[i] = _own_copy(arg)
-            elif type(arg) is np.ndarray:
+            elif type(arg) is np.ndarray and arg.flags.writeable:  # a read-only one as it is
                 args[i] = view = arg.view()
                 view.setflags(write=False)
         state = _recording.STATE
