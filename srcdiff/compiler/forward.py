@@ -19,6 +19,7 @@ from ..rules.helpers import measured_args
 from . import syntax as S
 from .analysis import Kind, target_names
 from .dispatch import MethodCall
+from .plan import restored_elements
 from .release import delete, insert_after, release_points
 from .runtime import UNBOUND, shape_of, unbound
 
@@ -88,8 +89,7 @@ class Forward:
         overwritten elements it restores."""
         stacks = [v for v in self.tape_names if v in self.plan.stacks
                   or v in self.replay.counter_stacks.values()]
-        written = sorted({name for (_, name), (kind, _) in self.plan.saves.items()
-                          if name in self.facts.written and name in self.tape_names})
+        written = sorted(restored_elements(self.facts, self.plan) & set(self.tape_names))
         return stacks + written
 
     def kept(self, name):
