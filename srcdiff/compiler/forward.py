@@ -46,7 +46,7 @@ class Forward:
         # a value saved for the backward pass may come from a branch not taken: define it
         before, definite = definitely_assigned(self.facts)
         top = {id(st) for st in self.facts.body}  # a save inside an if may not run: not definite
-        definite |= {v for k, (kind, v) in plan.saves.items() if kind == "name" and k in top}
+        definite |= {v for k, (kind, v) in plan.saves.items() if kind == "name" and k[0] in top}
         missing = [n for n in tape if n not in definite and n not in plan.init_none
                    and n not in plan.stacks and n not in self.replay.counter_stacks.values()]
         # the user's own reads of a value defined here must still fail where Python's would
