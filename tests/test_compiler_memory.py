@@ -8,6 +8,7 @@ tape walked more than once (a persistent tape over an @sd.function, a pullback c
 twice, a jacobian's rows) must stay whole.  The chain's generated code is asserted to
 delete its saved values, and its peak memory (tracemalloc, as benchmarks/compiler.py
 measures it) to stay below what keeping them all would cost."""
+import ast
 import os
 import sys
 
@@ -64,9 +65,43 @@ def released_in_one_arm(x, w):
     return np.sum(t * w)
 
 
+def rebound_chain(x, w):
+    y = np.exp(x * w)   # its adjoint reads its result
+    y = np.sin(y)       # reads its input, saved for it
+    y = np.tanh(y)      # reads its result only: nothing saved for it
+    return np.sum(y * x)
+
+
+def rebound_on_one_path(x, w):
+    y = np.exp(x)
+    if np.sum(x) > 0:
+        y = y * w       # the exp's result is restored here, or before tanh
+    y = np.tanh(y)
+    return np.sum(y)
+
+
+def rebound_in_a_loop(x, w):
+    y = x * w
+    for i in range(3):
+        y = np.tanh(y)  # each iteration's adjoint reads the result the next overwrites
+        y = np.sin(y) + x
+    return np.sum(y * y)
+
+
+def views_rebound_and_written(x, w):
+    m = np.reshape(x * w, (5, 1))
+    t = m.T             # a view of m
+    t = np.tanh(t)      # rebinds t: the view is no longer read
+    m = m * 2.0
+    m[0] = np.sin(m[1])     # written into m's own array
+    u = np.transpose(m)
+    u = np.exp(u)
+    return np.sum(t * w) + np.sum(m) + np.sum(u * w)
+
+
 PROGRAMS = [chain, adjoint_is_the_arguments, saved_value_read_twice,
             adjoint_summed_over_iterations, value_overwritten_after_its_last_read,
-            released_in_one_arm]
+            released_in_one_arm, rebound_chain, rebound_on_one_path, rebound_in_a_loop]
 
 
 @pytest.mark.parametrize("fn", PROGRAMS, ids=lambda f: f.__name__)
@@ -75,7 +110,21 @@ def test_gradients_with_releases_equal_the_eager_tapes(fn):
     check_grad(fn, args, wrt=tuple(range(len(args))) if len(args) > 1 else 0)
 
 
-@pytest.mark.parametrize("fn", PROGRAMS[1:], ids=lambda f: f.__name__)
+def test_views_rebound_and_written_into_equal_finite_differences():
+    """The eager tape writes no elements: the gradients, from sd.grad and from a
+    pullback called twice, against finite differences."""
+    grads = sd.grad(views_rebound_and_written, (0, 1))(X, W)
+    _, pullback = sd.vjp(views_rebound_and_written, X, W)
+    first, second = pullback(1.0), pullback(3.0)
+    for k in range(2):
+        expected = finite_difference(views_rebound_and_written, (X, W), k)
+        np.testing.assert_allclose(grads[k], expected, rtol=1e-5, atol=1e-6)
+        np.testing.assert_allclose(first[k], grads[k], rtol=1e-12)
+        np.testing.assert_allclose(second[k], 3.0 * grads[k], rtol=1e-12)
+
+
+@pytest.mark.parametrize("fn", PROGRAMS[1:] + [views_rebound_and_written],
+                         ids=lambda f: f.__name__)
 def test_a_gradient_is_the_callers_own(fn):
     """Writing into one gradient changes neither the other, nor the arguments, nor
     the next call's gradients (nothing the backward pass kept aliases them)."""
@@ -92,8 +141,10 @@ def test_a_gradient_is_the_callers_own(fn):
     np.testing.assert_allclose(again[1], expected[1], rtol=1e-12)
 
 
-def test_a_persistent_tape_walks_an_sd_function_twice():
-    compiled = sd.function(saved_value_read_twice)
+@pytest.mark.parametrize("fn", [saved_value_read_twice, rebound_chain, rebound_in_a_loop],
+                         ids=lambda f: f.__name__)
+def test_a_persistent_tape_walks_an_sd_function_twice(fn):
+    compiled = sd.function(fn)
     x, w = sd.constant(X), sd.constant(W)
     with sd.GradientTape(persistent=True) as tape:
         tape.watch([x, w])
@@ -102,15 +153,15 @@ def test_a_persistent_tape_walks_an_sd_function_twice():
     first = [np.array(g) for g in tape.gradient(y, [x, w])]
     second = [np.array(g) for g in tape.gradient(y2, [x, w])]
     third = [np.array(g) for g in tape.gradient(y, [x, w])]
-    expected = eager_grads(saved_value_read_twice, (X, W), (0, 1))
+    expected = eager_grads(fn, (X, W), (0, 1))
     for g, s, t, e in zip(first, second, third, expected):
         np.testing.assert_allclose(g, e, rtol=1e-10)
         np.testing.assert_allclose(s, 2.0 * e, rtol=1e-10)
         np.testing.assert_allclose(t, e, rtol=1e-10)
 
 
-@pytest.mark.parametrize("fn", [chain, adjoint_summed_over_iterations],
-                         ids=lambda f: f.__name__)
+@pytest.mark.parametrize("fn", [chain, adjoint_summed_over_iterations, rebound_chain,
+                                rebound_in_a_loop], ids=lambda f: f.__name__)
 def test_a_pullback_called_twice_gives_the_same_adjoints(fn):
     args = (X,) if fn is chain else (X, W)
     y, pullback = sd.vjp(fn, *args)
@@ -158,3 +209,35 @@ def test_the_chains_gradient_costs_the_memory_of_the_function_itself():
     gradient = peak_memory(grad, (x,)) / x.nbytes
     assert function > 4.5
     assert gradient < function + 0.5
+
+
+def exp_sin_tanh(x):
+    y = np.exp(x)
+    y = np.sin(y)
+    y = np.tanh(y)
+    return np.sum(y)
+
+
+def test_every_value_the_forward_pass_saves_is_read_once_restored():
+    """A restore ``y = y_old`` whose value nobody reads before it is deleted or bound
+    again is a dead save: the forward pass kept an array for nothing."""
+    source = sd.adjoint_source(exp_sin_tanh)
+    backward = ast.parse(source).body[1].body
+    restores = [k for k, s in enumerate(backward) if isinstance(s, ast.Assign)
+                and isinstance(s.value, ast.Name) and "_old" in s.value.id]
+    assert restores, "the sin's input is saved and restored"
+    for k in restores:
+        name = backward[k].targets[0].id
+        following = (n for s in backward[k + 1:] for n in ast.walk(s)
+                     if isinstance(n, ast.Name) and n.id == name)
+        assert isinstance(next(following).ctx, ast.Load), \
+            f"{ast.unparse(backward[k])} is never read:\n{source}"
+
+
+def test_the_rebound_chains_gradient_keeps_three_arrays_at_most():
+    """The exp's result (sin's adjoint reads it) and the tanh's (its own reads it) are
+    kept; at the peak one more array is live (sin's adjoint: dy, cos(y))."""
+    x = np.linspace(-1.0, 1.0, 200_000)
+    grad = sd.grad(exp_sin_tanh)
+    grad(x)
+    assert peak_memory(grad, (x,)) / x.nbytes < 3.5

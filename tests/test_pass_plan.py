@@ -6,7 +6,7 @@ import math
 
 import numpy as np
 
-from compiler_passes import reverse_of
+from compiler_passes import assigned, reverse_of
 
 
 def saved(pair):
@@ -120,3 +120,34 @@ def test_a_branch_replayed_only_to_restore_reads_its_condition():
     condition = branch.test.id
     assert id(branch) in pair.plan.reads_at.get(condition, set())
     assert condition in saved(pair)   # the condition is overwritten every iteration
+
+
+def exp_sin_tanh(x):
+    y = np.exp(x)      # its adjoint reads its result, which the next line overwrites
+    y = np.sin(y)      # reads its input: the exp's result, saved here
+    y = np.tanh(y)     # reads its result only: the sin's result is read by nobody
+    return np.sum(y)
+
+
+def test_only_the_value_an_adjoint_reads_is_saved():
+    """A rebinding's restore is planned only for reads of the value it overwrites:
+    not for its own adjoint's reads of its result, nor for earlier reads that a
+    rebinding in between restores for them (issue 11: no dead saves)."""
+    pair = reverse_of(exp_sin_tanh)
+    exp, sin, tanh = assigned(pair.facts, "y")
+    assert set(pair.plan.saves) == {(id(sin), "y")}
+
+
+def rebound_in_one_arm(x, flag):
+    y = np.exp(x)          # reads its result: the value before tanh if the arm is skipped
+    if flag > 0:
+        y = y * 2.0        # rebinds y on one path only
+    y = np.tanh(y)
+    return np.sum(y)
+
+
+def test_a_rebinding_on_one_path_only_restores_nothing_for_the_other():
+    pair = reverse_of(rebound_in_one_arm, wrt=["x"])
+    exp, doubled, tanh = assigned(pair.facts, "y")
+    assert (id(tanh), "y") in pair.plan.saves
+    assert (id(doubled), "y") in pair.plan.saves

@@ -32,7 +32,7 @@ from .analysis import Kind, refusal, target_names
 from .codegen import comment_marker, is_comment_marker
 from .errors import NotBatched
 from .contributions import _index_value, _Scatter, batch_index, how as how_of
-from .plan import Marks
+from .plan import INPUT, RESULT, Marks, restored_elements
 
 
 class Backward:
@@ -61,7 +61,7 @@ class Backward:
 
     def marks(self):
         return Marks({name: set(at) for name, at in self.reads_at.items()},
-                     frozenset(self.coded))
+                     frozenset(self.coded), dict(self.versions))
 
     # ------------------------------------------------------------ backward
     def emit(self, plan, outputs, rows=None):
@@ -77,6 +77,7 @@ class Backward:
                 self.state[out.id] = SET
         self.reads_at = {}  # name -> statements whose adjoint code reads it
         self.coded = set()  # compound statements with adjoint code
+        self.versions = {}  # (name, id) -> the one value x = f(x) reads of x (plan.Marks)
         self.replay.loops.clear()
         code = self.reverse_block(self.facts.body[:-1])
         results = []
@@ -165,10 +166,10 @@ class Backward:
                      "np.concatenate.")
         g, ans = S.name(self.adjoint(x)), S.name(x)
         pre = []
-        self_reference = x in inputs
-        if self_reference and save:
+        version = self.version(s, op, x) if x in inputs else RESULT
+        if version != RESULT and save:
             # the inputs must see the old value: restore first, keep the new one as ans
-            if self.contrib.reads_answer(s, op):
+            if version != INPUT:
                 kept = self.namer.at(s, x + "_new")
                 pre.append(S.assign(kept, S.name(x)))
                 ans = S.name(kept)
@@ -187,6 +188,22 @@ class Backward:
                 total = gast.BinOp(left=total, op=gast.Add(), right=c)
             code += self.contribute(x, total)
         return code + restore
+
+    def version(self, s, op, x):
+        """Which of x's values the adjoint of ``x = f(x, ...)`` reads (plan.Marks): its
+        expressions made with the result under a name of its own tell them apart."""
+        kept = self.namer.at(s, x + "_new")
+        setup, contributions = self.contrib.of(s, op, S.name(self.adjoint(x)), S.name(kept))
+        nodes = setup + [c for _, c in contributions]
+        if not all(isinstance(n, gast.AST) for n in nodes):
+            return None  # an element's adjoint (a scatter, a list's item): both, say
+        reads = set().union(*map(S.loaded_names, nodes))
+        # a list's adjoint may start from zeros measured on the input (see zeros)
+        old = x in reads or x in self.sequences or x in self.maybe_sequences
+        version = INPUT if old and kept not in reads else RESULT if not old else None
+        if version is not None:
+            self.versions[x, id(s)] = version
+        return version
 
     def reverse_unpack(self, s, targets):
         """``p, q = f(x)``: f's backward pass takes the adjoints of all its results."""
@@ -363,7 +380,7 @@ class Backward:
         left it (a persistent tape, a jacobian's rows replay it)."""
         kind, var = save
         value = f"{var}.pop()" if kind == "stack" else var
-        if x in self.facts.written:
+        if x in restored_elements(self.facts, self.plan):
             value += ".copy()"
         return S.assign(x, S.expr(value))
 

@@ -99,15 +99,6 @@ class Contributions:
         self.source_map = source_map
         self.rows = None  # the batch's leading shape, when the batched pass is emitted
 
-    def reads_answer(self, s, op):
-        """Whether the adjoint of statement ``s`` (``op``) reads its result: the rule of
-        an input it gives an adjoint to does (a call's adjoint reads its own tape)."""
-        if op.kind is not Kind.PRIMITIVE:
-            return False
-        return any(isinstance(a, gast.Name) and self.feeds(s, a.id)
-                   and (vjp := op.rule.vjp(i)) is not None and "ans" in rule_syntax(vjp).reads()
-                   for i, a in enumerate(op.inputs))
-
     def of(self, s, op, g, ans):
         """(statements to run first, [(name, adjoint expression)]) for the statement's
         active inputs.  Made once for each (statement, g, ans): the draft backward pass

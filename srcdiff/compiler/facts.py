@@ -42,6 +42,8 @@ class Facts:
     breaking: frozenset     # id(loop) of loops with a ``break`` anywhere inside
     exprs: tuple            # every bare expression statement (a call for its effect)
     counts: MappingProxyType    # name -> how many assignments bind it
+    bindings: MappingProxyType  # name -> the assignments ``name = ...`` (one target), in
+                                # forward order
     primal: frozenset       # the parameters and every name the body binds
     loop_targets: frozenset  # names bound by ``for``
     unpacked: frozenset     # names bound by unpacking (of whatever kind f returns)
@@ -126,7 +128,7 @@ def gather(body, params, scalar_params, describe, param_ranks=None):
         breaking=frozenset(breaking),
         order=frozen(order), loops_of=frozen(loops_of), arms_of=frozen(arms_of),
         blocks=tuple(blocks), loops=tuple(loops), exprs=tuple(exprs), counts=frozen(counts),
-        primal=frozenset(set(params) | bound), loop_targets=frozenset(loop_targets),
+        bindings=frozen({n: tuple(v) for n, v in by_name.items()}), primal=frozenset(set(params) | bound), loop_targets=frozenset(loop_targets),
         unpacked=frozenset(unpacked), packs=frozenset(packs), written=frozenset(written),
         updated=frozenset(updated), held=frozenset(set(params) - bound - written),
         scalars=frozenset(scalars), ints=frozenset(ints), numbers=frozenset(numbers),

@@ -19,6 +19,7 @@ from ..rules.helpers import measured_args
 from . import syntax as S
 from .analysis import Kind, target_names
 from .dispatch import MethodCall
+from .plan import restored_elements
 from .release import delete, insert_after, release_points
 from .runtime import UNBOUND, shape_of, snapshot, unbound
 
@@ -45,7 +46,7 @@ class Forward:
         # a value saved for the backward pass may come from a branch not taken: define it
         before, definite = definitely_assigned(self.facts)
         top = {id(st) for st in self.facts.body}  # a save inside an if may not run: not definite
-        definite |= {v for k, (kind, v) in plan.saves.items() if kind == "name" and k in top}
+        definite |= {v for k, (kind, v) in plan.saves.items() if kind == "name" and k[0] in top}
         missing = [n for n in tape if n not in definite and n not in plan.init_none
                    and n not in plan.stacks and n not in self.replay.counter_stacks.values()]
         # the user's own reads of a value defined here must still fail where Python's would
@@ -88,8 +89,7 @@ class Forward:
         overwritten elements it restores."""
         stacks = [v for v in self.tape_names if v in self.plan.stacks
                   or v in self.replay.counter_stacks.values()]
-        written = sorted({name for (_, name), (kind, _) in self.plan.saves.items()
-                          if name in self.facts.written and name in self.tape_names})
+        written = sorted(restored_elements(self.facts, self.plan) & set(self.tape_names))
         return stacks + written
 
     def kept(self, name):

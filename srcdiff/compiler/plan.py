@@ -31,13 +31,19 @@ from .errors import InvariantError
 from .facts import from_math
 
 
+INPUT, RESULT = "input", "result"
+
+
 @dataclass
 class Marks:
     """What a backward pass reads: ``reads_at`` maps each name to the statements
     (ids) whose adjoint code reads it; ``coded`` holds the compound statements whose
-    reversed body has adjoint code of its own."""
+    reversed body has adjoint code of its own; ``versions`` maps (name, id) of an
+    assignment ``x = f(x, ...)`` whose adjoint reads only one of x's values to it:
+    INPUT (the value f was called with) or RESULT (the value it returned)."""
     reads_at: dict
     coded: frozenset
+    versions: dict = field(default_factory=dict)
 
 
 @dataclass
@@ -48,6 +54,7 @@ class Plan:
     recompute_before: dict = field(default_factory=dict)  # id(stmt) -> assignments re-run
     recomputed: frozenset = frozenset()            # names the backward pass recomputes
     reads_at: dict = field(default_factory=dict)   # the marks it was planned for, closed
+    versions: dict = field(default_factory=dict)   # of the marks (see Marks)
     snapshots: dict = field(default_factory=dict)  # id(x[i] = v) -> [(view of x saved
     # whole, whether it is bound there on every path)]
 
@@ -111,30 +118,63 @@ def make_plan(facts, marks, tapes, namer):
     for _ in range(MAX_ROUNDS):
         before, recomputed, inputs, planned_reads = _recomputes(facts, reads_at, tapes)
         reads = (set(reads_at) & facts.primal | inputs & facts.primal) - recomputed
-        saves, stacks, init_none, snapshots = _saves(facts, reads, planned_reads, tapes, namer)
+        saves, stacks, init_none, snapshots = _saves(facts, reads, planned_reads, marks.versions,
+                                                     tapes, namer)
         added = _replay_reads(facts, marks.coded, saves)
         if all(at <= reads_at.get(name, set()) for name, at in added.items()):
             return Plan(saves, stacks, init_none, before, frozenset(recomputed), planned_reads,
-                        snapshots)
+                        marks.versions, snapshots)
         for name, at in added.items():
             reads_at.setdefault(name, set()).update(at)
     raise InvariantError("the plan of saves did not converge")
 
 
-def needs_restore(facts, reads_at, s, name):
-    """Whether an adjoint reads ``name``'s value from before statement ``s``:
-    a read before ``s``, or anywhere in a loop that also contains ``s``, or by the
-    adjoint of ``s`` itself unless that reads only the new value (``y = exp(x)``)."""
-    own = (isinstance(s, gast.Assign) and not isinstance(s.targets[0], gast.Subscript)
-           and name not in S.loaded_names(s.value))
+def needs_restore(facts, reads_at, s, name, versions):
+    """Whether an adjoint reads the value ``name`` holds right before statement ``s``
+    (``versions`` as in :class:`Marks`): a read anywhere in a loop that also contains
+    ``s``, or one of that value (see :func:`_reads_value_before`)."""
     for r in reads_at.get(name, ()):
         if facts.loops_of[r] & facts.loops_of[id(s)]:
             return True
-        if r == id(s) and own:
-            continue  # it runs before the restore would
-        if facts.order[r] <= facts.order[id(s)] and not exclusive(facts, r, id(s)):
+        if _reads_value_before(facts, versions, r, s, name):
             return True
     return False
+
+
+def _reads_value_before(facts, versions, r, s, name):
+    """Whether statement ``r``'s adjoint (outside ``s``'s loops) reads the value of
+    ``name`` from right before ``s``.  Not if ``r`` is ``s`` and reads only the new
+    value (``y = exp(x)``, ``y = tanh(y)``: it runs before the restore would); not
+    if ``r`` reads only its own input (its own restore brings that back); not if
+    ``r`` comes after ``s`` or on another arm of a branch; not if ``r`` is an
+    assignment and ``name = ...`` runs on every path from it to ``s``: that
+    statement's restore, which this read makes it plan, brings the value back."""
+    version = versions.get((name, r))
+    if r == id(s):
+        own = (isinstance(s, gast.Assign) and not isinstance(s.targets[0], gast.Subscript)
+               and name not in S.loaded_names(s.value))
+        return not own and version != RESULT
+    if version == INPUT or facts.order[r] > facts.order[id(s)] or exclusive(facts, r, id(s)):
+        return False
+    return not (isinstance(facts.statements[r], gast.Assign) and any(
+        facts.order[r] < facts.order[id(t)] < facts.order[id(s)] and _on_every_path(facts, t, s)
+        for t in facts.bindings.get(name, ())))
+
+
+def _on_every_path(facts, t, s):
+    """Whether statement ``t``, earlier than ``s``, is in a block that holds ``s``:
+    then every path that reaches ``s`` from before ``t`` runs ``t``."""
+    return (facts.arms_of[id(t)] <= facts.arms_of[id(s)]
+            and facts.loops_of[id(t)] <= facts.loops_of[id(s)])
+
+
+def restored_elements(facts, plan):
+    """The names whose elements the backward pass writes back (saved at ``x[i] = v``):
+    the only arrays it writes into that the tape holds."""
+    return {name for sid, name in plan.saves
+            if isinstance(facts.statements[sid], gast.Assign)
+            and isinstance(facts.statements[sid].targets[0], gast.Subscript)
+            and facts.statements[sid].targets[0].value.id == name}  # not a snapshot
 
 
 def exclusive(facts, a, b):
@@ -143,7 +183,7 @@ def exclusive(facts, a, b):
     return any(branches.get(branch, arm) != arm for branch, arm in facts.arms_of[b])
 
 
-def _saves(facts, reads, reads_at, tapes, namer):
+def _saves(facts, reads, reads_at, versions, tapes, namer):
     """(saves, stacks, names to define as None first, snapshots) for the values in
     ``reads``."""
     saves, stacks, init_none, snapshots = {}, [], [], {}
@@ -151,7 +191,7 @@ def _saves(facts, reads, reads_at, tapes, namer):
     defined, possibly = set(facts.params), set(facts.params)
 
     def save_for(s, name, in_loop):
-        if not needs_restore(facts, reads_at, s, name):
+        if not needs_restore(facts, reads_at, s, name, versions):
             return
         if not in_loop and name not in possibly:
             return  # nothing to keep: no value before this one
