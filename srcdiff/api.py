@@ -16,8 +16,8 @@ from .compiler.errors import InvariantError
 from .nest import unwrapped as _raw
 from .view import AdjointSource
 from .rules.containers import CONTAINERS, Items, dense, zeros_like
-from .function import (DERIVATIVES, Derivative, Units, frozen, is_scalar as _is_scalar,
-                       on_tapes, on_tensors, recorded, split_aux,
+from .function import (DERIVATIVES, Derivative, Units, by_position, frozen,
+                       is_scalar as _is_scalar, on_tapes, on_tensors, recorded, split_aux,
                        with_defaults)
 
 
@@ -194,7 +194,9 @@ def value_and_grad(f, wrt=0, has_aux=False, verbose=False):
 
     @entry_point
     @functools.wraps(f)
-    def value_and_gradient(*args):
+    def value_and_gradient(*args, **kwargs):
+        if kwargs:  # arguments by keyword: by parameter, as wrt names them
+            args = by_position(f, args, kwargs)
         taped = recorded(args)
         if taped is not None:  # an outer tape must see how the gradient depends on them
             return on_tensors(derivative, taped)
@@ -257,8 +259,8 @@ def grad(f, wrt=0, has_aux=False, verbose=False):
     value_and_gradient = value_and_grad(f, wrt, has_aux, verbose)
 
     @functools.wraps(f)
-    def gradient(*args):  # value_and_gradient is the entry point: one frame less
-        value, g = value_and_gradient(*args)
+    def gradient(*args, **kwargs):  # value_and_gradient is the entry point: one frame less
+        value, g = value_and_gradient(*args, **kwargs)
         return (g, value[1]) if has_aux else g
 
     DERIVATIVES[gradient] = derivative
@@ -305,10 +307,13 @@ def vjp(f, *args):
 
 
 def _differentiable(value):
+    """Whether ``sd.vjp`` gives ``value`` an adjoint: a number or an array of numbers,
+    integers too (as ``sd.grad`` differentiates them), not a bool."""
     value = _raw(value)
     if _is_scalar(value):
-        return isinstance(value, (float, complex))
-    return np.asarray(value).dtype.kind in "fc"
+        return isinstance(value, (int, float, complex, np.number)) and not isinstance(
+            value, (bool, np.bool_))
+    return np.asarray(value).dtype.kind in "iufc"
 
 
 def jacobian(f, wrt=0):
@@ -337,7 +342,9 @@ def jacobian(f, wrt=0):
 
     @entry_point
     @functools.wraps(f)
-    def jac(*args):
+    def jac(*args, **kwargs):
+        if kwargs:
+            args = by_position(f, args, kwargs)
         taped = recorded(args)
         if taped is not None:  # an outer tape must see how the Jacobian depends on them
             return on_tensors(derivative, taped)

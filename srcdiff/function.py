@@ -564,6 +564,17 @@ def _as_output(y, inputs):
     return y
 
 
+def by_position(fn, args, kwargs):
+    """``args`` and ``kwargs`` of a call of ``fn`` as positional arguments, as Python
+    binds them (a TypeError for what it would refuse): the keywords' parameters and
+    those before them filled, the defaults of the ones left out, and keyword-only
+    parameters after the positional ones, as compiled code takes them."""
+    signature = inspect.signature(inspect.unwrap(getattr(fn, "python_function", fn)))
+    bound = signature.bind(*args, **kwargs)
+    bound.apply_defaults()
+    return [bound.arguments[p.name] for p in signature.parameters.values()]
+
+
 def with_defaults(fn, args):
     """``args`` completed with the defaults of the parameters they leave out, as a
     call of ``fn`` would bind them: compiled code takes every parameter positionally

@@ -136,11 +136,40 @@ def test_vjp_pullback_reads_what_the_call_read():
     np.testing.assert_allclose(dw, [1.0, 2.0] * (1 - np.tanh([0.5, 1.4]) ** 2))
 
 
-def test_vjp_of_non_float_arguments_is_none():
+def scaled_by(x, n, label, flag):
+    return x * n if flag else x
+
+
+def test_vjp_of_integer_arguments_is_their_derivative_as_in_grad():
     y, pullback = sd.vjp(count_rows, W, 1)
     dm, dn = pullback(np.ones_like(y))
-    assert dn is None
+    assert dn == 0.0  # a slice bound: the function is flat in it
     np.testing.assert_allclose(dm, np.array([[2.0] * 3, [0.0] * 3]))
+    dy = np.array([1.0, -2.0, 0.5])
+    dx, dn, dlabel, dflag = sd.vjp(scaled_by, X, 3, "three", True)[1](dy)
+    assert dn == pytest.approx(np.sum(dy * X)) == sd.grad(
+        lambda_free_scaled, 1)(X, 3, dy)
+    assert dlabel is None and dflag is None  # a string and a bool have no adjoint
+    np.testing.assert_allclose(dx, 3 * dy)
+
+
+def lambda_free_scaled(x, n, dy):
+    return np.sum(scaled_by(x, n, "three", True) * dy)
+
+
+def test_arguments_by_keyword_bind_as_python_binds_them():
+    positional = sd.value_and_grad(loss, ("W", "scale"))(W, X, 2.0)
+    by_keyword = sd.value_and_grad(loss, ("W", "scale"))(W, scale=2.0, x=X)
+    np.testing.assert_allclose(by_keyword[0], positional[0])
+    for a, b in zip(by_keyword[1], positional[1]):
+        np.testing.assert_allclose(a, b)
+    np.testing.assert_allclose(sd.grad(loss)(x=X, W=W, scale=2.0), positional[1][0])
+    np.testing.assert_allclose(sd.jacobian(layer, "x")(W, x=X),
+                               sd.jacobian(layer, "x")(W, X))
+    with pytest.raises(TypeError, match="unexpected keyword"):
+        sd.grad(loss)(W, X, 2.0, bias=1.0)
+    with pytest.raises(TypeError, match="multiple values"):
+        sd.grad(loss)(W, X, 2.0, W=W)
 
 
 def test_vjp_cotangent_shape_is_checked():
