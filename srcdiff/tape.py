@@ -42,7 +42,7 @@ _NOT_PERSISTENT = ("A non-persistent GradientTape can only be used to compute on
 class _Records:
     """What one tape holds: the records and the ids of values they can reach."""
 
-    __slots__ = ("records", "tracked", "watched", "variables", "complex", "large")
+    __slots__ = ("records", "tracked", "watched", "variables", "complex")
 
     def __init__(self):
         self.records = []
@@ -52,9 +52,6 @@ class _Records:
         # Whether a complex value was watched or recorded: only then does the
         # backward walk check each adjoint for TensorFlow's conjugation.
         self.complex = False
-        # Whether a recorded result has _LARGE bytes or more: only then is it worth
-        # slimming the records before a walk that uses them once (see _slim).
-        self.large = False
 
     def add(self, rule, args, raw, kwargs, out):
         """Keep a record: ``out``, what ``rule``'s primitive made of ``args``, is now tracked."""
@@ -62,12 +59,10 @@ class _Records:
         self.tracked.add(id(out))
         if out._value.dtype.kind == "c":
             self.complex = True
-        if out._value.nbytes >= _LARGE:
-            self.large = True
 
 
 _RULES = registry._VJPS
-_LARGE = 1 << 16  # bytes of a result from which a tape slims its records before its one walk
+_LARGE = 1 << 16  # bytes of a value from which a tape slims its records before its one walk
 _NO_KWARGS = {}  # shared by the records of calls without keywords: one dict less to keep each
 
 
@@ -94,6 +89,7 @@ class GradientTape:
         self._recording = False
         self._tape = None
         self._released_variables = ()
+        self._compiled = False  # set by STATE.compiled while compiled code runs
 
     # --- the recording context ---
     def __enter__(self):
@@ -175,7 +171,7 @@ class GradientTape:
                 break
         else:
             return
-        if STATE.compiled is not None and self in STATE.compiled[1]:
+        if self._compiled:  # compiled code runs, begun while this tape recorded
             compiled_code_met(primitive_name(fn))
         rule = _RULES.get(fn) or rule_of(fn)  # the table first: rule_of also asks fn itself
         if rule is None:
@@ -187,8 +183,6 @@ class GradientTape:
         tracked.add(id(out))
         if is_complex:
             tape.complex = True
-        if out._value.nbytes >= _LARGE:
-            tape.large = True
 
     def _read_variable(self, variable, snapshot):
         tape = self._tape
@@ -360,7 +354,7 @@ class GradientTape:
             # first, so that a walk cut short by an error is never reused.
             records = tape.records
             self._end_use()
-        if records is tape.records and tape.large and not (traced or tape.complex):
+        if records is tape.records and not (traced or tape.complex) and _large(records):
             # Used once, with large values: free now those no rule reads (see _slim).
             # (Not with complex values: their conjugation asks each input's dtype.)
             _slim(records)
@@ -437,6 +431,18 @@ def _slim(records):
         records[n] = (rule, [id(a) for a in args],
                       [v if read else None for v, read in zip(raw, reads_inputs)], kwargs,
                       id(out), out._value if reads_ans else None)
+
+
+def _large(records):
+    """Whether ``records`` hold large values (worth a pass to ``_slim`` them), judged
+    in constant time by a few records: the first and the last two, their inputs and
+    results (a loss's reduction reads values as large as any, as a rule).  Judging
+    each record as it is made would cost every operation more than this whole check."""
+    for _, _, raw, _, out in records[:1] + records[-2:]:
+        for value in (*raw, out._value):
+            if isinstance(value, np.ndarray) and value.nbytes >= _LARGE:
+                return True
+    return False
 
 
 def _reads(rule, count):
@@ -524,34 +530,29 @@ def _walk_plain(records, grads, source_ids, reaches):
         n = len(args)
         if n == 1 and not kwargs and vjps:
             key = id(args[0])
-            if key in reaches and (vjp := vjps[0]) is not None:
-                d = vjp(g, ans, raw[0])
-                if d is not None:  # None: a compiled adjoint found no path to this input
-                    previous = get(key)
-                    grads[key] = d if previous is None else previous + d
+            vjp = vjps[0] if key in reaches else None
+            d = None if vjp is None else vjp(g, ans, raw[0])
         elif n == 2 and not kwargs and len(vjps) == 2:
-            a, b = args
             x, y = raw
-            key = id(a)
-            if key in reaches and (vjp := vjps[0]) is not None:
-                d = vjp(g, ans, x, y)
-                if d is not None:
-                    previous = get(key)
-                    grads[key] = d if previous is None else previous + d
-            key = id(b)
-            if key in reaches and (vjp := vjps[1]) is not None:
-                d = vjp(g, ans, x, y)
-                if d is not None:
-                    previous = get(key)
-                    grads[key] = d if previous is None else previous + d
+            key = id(args[0])
+            vjp = vjps[0] if key in reaches else None
+            if vjp is not None and (d := vjp(g, ans, x, y)) is not None:
+                previous = get(key)
+                grads[key] = d if previous is None else previous + d
+            key = id(args[1])  # the second input's adjoint: added below
+            vjp = vjps[1] if key in reaches else None
+            d = None if vjp is None else vjp(g, ans, x, y)
         else:
             for i, a in enumerate(args):
                 key = id(a)
                 if key in reaches and (vjp := rule.vjp(i)) is not None:
                     d = vjp(g, ans, *raw, **kwargs)
                     if d is not None:
-                        previous = get(key)
-                        grads[key] = d if previous is None else previous + d
+                        _accumulate(grads, key, d)
+            continue
+        if d is not None:  # None: a compiled adjoint found no path to this input
+            previous = get(key)
+            grads[key] = d if previous is None else previous + d
 
 
 def _vjp_general(vjp, rule, g, ans, values, kwargs, i, batched, conjugating):
