@@ -9,13 +9,27 @@ class _State(threading.local):
         # recorded (so that its grad_fn can be differentiated again, as in TensorFlow),
         # but its grad_fn stands in for any of them that has no rule.
         self.custom_forward = 0
-        # (function name, tapes) while compiled code runs: it computes on arrays, so an
-        # operation it records onto one of the tapes that were recording when it began
-        # reads a watched value it did not take as an input (see compiled_code_met).
-        self.compiled = None
+        self._compiled = None
         # > 0 while srcdiff runs code written for the compiler on the tape, where a
         # Python number made of a followed Tensor is refused (see eager_numbers.py)
         self.exact = 0
+
+    @property
+    def compiled(self):
+        """(function name, tapes) while compiled code runs: it computes on arrays, so an
+        operation it records onto one of the tapes that were recording when it began
+        reads a watched value it did not take as an input (see compiled_code_met)."""
+        return self._compiled
+
+    @compiled.setter
+    def compiled(self, value):
+        # Each of those tapes is told too: a tape asks its own attribute as it records
+        # each operation, a read far cheaper than one of this thread-local's.
+        for state in (self._compiled, value):
+            if state is not None:
+                for tape in state[1]:
+                    tape._compiled = state is value
+        self._compiled = value
 
 
 STATE = _State()

@@ -6,6 +6,8 @@ backward walk visits the records in reverse and calls each input's vjp.  When an
 at that moment the vjps run on the Tensors themselves, so the gradient
 computation is recorded in turn: that is how nested tapes give higher
 derivatives.  Otherwise they run on the raw arrays, which is the fast path.
+A tape used once, with large values, first turns its records into entries that keep
+only the values their rules read (``_slim``), so the others are freed before the walk.
 """
 import contextlib
 import enum
@@ -63,19 +65,8 @@ class _Records:
 
 
 _RULES = registry._VJPS
-_NDARRAY = np.ndarray  # one global read per argument of each record, not two
+_LARGE = 1 << 16  # bytes of a value from which a tape slims its records before its one walk
 _NO_KWARGS = {}  # shared by the records of calls without keywords: one dict less to keep each
-
-
-def _snapshot(args, raw, kwargs):
-    """The inputs of a recorded operation with a copy of each writable ndarray: its
-    rule must read the values the operation read, though the caller may write into
-    the array later (TensorFlow converts it to a constant, a copy, as well)."""
-    copies = tuple(a.copy() if type(a) is np.ndarray else a for a in args)
-    raw = tuple(c if type(a) is np.ndarray else r for a, c, r in zip(args, copies, raw))
-    if kwargs:
-        kwargs = {k: v.copy() if type(v) is np.ndarray else v for k, v in kwargs.items()}
-    return copies, raw, kwargs
 
 
 class GradientTape:
@@ -101,6 +92,7 @@ class GradientTape:
         self._recording = False
         self._tape = None
         self._released_variables = ()
+        self._compiled = False  # set by STATE.compiled while compiled code runs
 
     # --- the recording context ---
     def __enter__(self):
@@ -182,17 +174,13 @@ class GradientTape:
                 break
         else:
             return
-        if STATE.compiled is not None and self in STATE.compiled[1]:
+        if self._compiled:  # compiled code runs, begun while this tape recorded
             compiled_code_met(primitive_name(fn))
         rule = _RULES.get(fn) or rule_of(fn)  # the table first: rule_of also asks fn itself
         if rule is None:
             if not is_nondifferentiable(fn):
                 refuse_without_rule(primitive_name(fn))
             return
-        for a in args:
-            if type(a) is _NDARRAY and (a.flags.writeable or a.base is not None):
-                args, raw, kwargs = _snapshot(args, raw, kwargs)
-                break
         # _Records.add, inlined: this runs once per recorded operation
         tape.records.append((rule, args, raw, kwargs or _NO_KWARGS, out))
         tracked.add(id(out))
@@ -380,7 +368,13 @@ class GradientTape:
             # first, so that a walk cut short by an error is never reused.
             records = tape.records
             self._end_use()
-        _walk(records, grads, source_ids, reaches, traced, batched, tape.complex)
+        if records is tape.records and not (traced or tape.complex) and _large(records):
+            # Used once, with large values: free now those no rule reads (see _slim).
+            # (Not with complex values: their conjugation asks each input's dtype.)
+            _slim(records)
+            _walk_entries(_taken(records), grads, source_ids, reaches, batched, False)
+        else:
+            _walk(records, grads, source_ids, reaches, traced, batched, tape.complex)
         get = grads.get
         return [get(id(s)) for s in sources]
 
@@ -410,11 +404,130 @@ def _walk(records, grads, source_ids, reaches, traced, batched, conjugating):
     rule to the inputs that reach a source, added to what they already have.
 
     ``records`` is emptied, last first.  ``traced``: the rules run on Tensors
-    (another tape records them); ``batched``:
-    adjoints carry a batch axis; ``conjugating``: complex values need TensorFlow's
-    conjugation.  Without any of these (the common case) each vjp is one plain call:
-    this is the tape's hottest loop."""
-    plain = not (traced or batched or conjugating)
+    (another tape records them); ``batched``: adjoints carry a batch axis;
+    ``conjugating``: complex values need TensorFlow's conjugation.  Without any of
+    these (the common case) the walk is ``_walk_plain``."""
+    if not (traced or batched or conjugating):
+        return _walk_plain(records, grads, source_ids, reaches)
+    _walk_entries(_entries(records, traced), grads, source_ids, reaches, batched, conjugating)
+
+
+def _entries(records, traced):
+    """The records, taken out of ``records`` last first, as entries ``(rule, input
+    keys, values, kwargs, key, ans)``: the Tensors when ``traced``, else the arrays."""
+    pop = records.pop
+    while records:
+        rule, args, raw, kwargs, out = pop()
+        if traced:
+            yield rule, [id(a) for a in args], args, kwargs, id(out), out
+        else:
+            yield rule, [id(a) for a in args], raw, kwargs, id(out), out._value
+
+
+def _taken(records):
+    """The entries in ``records`` (see ``_slim``), taken out of it last first."""
+    pop = records.pop
+    while records:
+        yield pop()
+
+
+def _slim(records):
+    """Turn each record of a tape used once, in place, into an entry (see ``_entries``)
+    that keeps only the arrays its rule reads, None for the others: a value no rule
+    reads (the input of ``exp``, the result of ``sin``) is then freed before the walk
+    starts, unless the caller holds it.
+
+    The keys are the ids of Tensors that were all alive together (the records held
+    them), and the walk meets no other keys: an id reused after a Tensor is freed
+    cannot be mistaken for one of them."""
+    for n, (rule, args, raw, kwargs, out) in enumerate(records):
+        reads_ans, reads_inputs = _reads(rule, len(raw))
+        records[n] = (rule, [id(a) for a in args],
+                      [v if read else None for v, read in zip(raw, reads_inputs)], kwargs,
+                      id(out), out._value if reads_ans else None)
+
+
+def _large(records):
+    """Whether ``records`` hold large values (worth a pass to ``_slim`` them), judged
+    in constant time by a few records: the first and the last two, their inputs and
+    results (a loss's reduction reads values as large as any, as a rule).  Judging
+    each record as it is made would cost every operation more than this whole check."""
+    for _, _, raw, _, out in records[:1] + records[-2:]:
+        for value in (*raw, out._value):
+            if isinstance(value, np.ndarray) and value.nbytes >= _LARGE:
+                return True
+    return False
+
+
+def _reads(rule, count):
+    """(whether ``rule`` reads its result, whether it reads each of ``count`` inputs),
+    read off the syntax of its vjps (the compiler's ``RuleSyntax.reads``); everything,
+    where that cannot be read."""
+    everything = True, (True,) * count
+    if rule.argnum_vjp is not None:  # its vjp may be made per call: no syntax cached for it
+        return everything
+    reads = [_vjp_reads(vjp) for vjp in rule.vjps if vjp is not None]
+    if any(r is None for r in reads):
+        return everything
+    ans, inputs = False, [False] * count
+    for names, params, positional, vararg in reads:
+        ans = ans or "ans" in names
+        for i in range(count):
+            if i < positional:
+                inputs[i] = inputs[i] or params[i] in names
+            else:  # past the named inputs: a *args parameter, if the vjp has one
+                inputs[i] = inputs[i] or vararg is None or vararg in names
+    return ans, tuple(inputs)
+
+
+_VJP_READS = {}
+
+
+def _vjp_reads(vjp):
+    """(names read, parameter names, how many are positional, the *args name) of a
+    vjp, or None where its source cannot be read.  Cached per vjp function."""
+    try:
+        return _VJP_READS[vjp]
+    except KeyError:
+        pass
+    except TypeError:  # unhashable
+        return None
+    from .compiler.inline import rule_syntax  # the compiler imports this module
+    try:
+        syntax = rule_syntax(vjp)
+        found = (syntax.reads(), syntax.params, len(syntax.params) - len(syntax.kwonly),
+                 syntax.vararg)
+    except Exception:  # any rule whose syntax cannot be read: it reads everything
+        found = None
+    _VJP_READS[vjp] = found
+    return found
+
+
+def _walk_entries(entries, grads, source_ids, reaches, batched, conjugating):
+    """``_walk`` of entries (see ``_entries``): with a batch axis, conjugation, or
+    Tensors as values."""
+    get, pop = grads.get, grads.pop
+    for rule, keys, values, kwargs, key, ans in entries:
+        # Only what reaches a source has an adjoint: ``key`` not in ``reaches`` finds None.
+        g = get(key) if key in source_ids else pop(key, None)
+        if g is None:
+            continue
+        if type(g) is IndexedSlices and rule is not _READ:
+            g = g.dense()
+        for i, key in enumerate(keys):
+            if key in reaches and (vjp := rule.vjp(i)) is not None:
+                d = _vjp_general(vjp, rule, g, ans, values, kwargs, i, batched, conjugating)
+                if d is not None:  # None: a compiled adjoint found no path to this input
+                    _accumulate(grads, key, d)
+
+
+def _walk_plain(records, grads, source_ids, reaches):
+    """``_walk`` on arrays, with no batch axis and no conjugation: each vjp is one
+    plain call.  This is the tape's hottest loop, so one and two inputs with a vjp
+    each (nearly every record) are unrolled: a call with its arguments spelled out
+    runs in the interpreter's own loop, where ``vjp(g, ans, *values)`` costs a
+    C-level call more (as much as a small vjp), and a loop over the inputs costs
+    as much again.  Each ``previous + d`` is ``_accumulate``, inlined."""
     get, pop = grads.get, grads.pop
     pop_record = records.pop  # the caller's list: emptied, last record first
     while records:
@@ -426,39 +539,33 @@ def _walk(records, grads, source_ids, reaches, traced, batched, conjugating):
             continue
         if type(g) is IndexedSlices and rule is not _READ:
             g = g.dense()
-        if traced:
-            values, ans = args, out
-        else:
-            values, ans = raw, out._value
-        # A call with its arguments spelled out runs in the interpreter's own loop;
-        # ``vjp(g, ans, *values)`` costs a C-level call more (as much as a small vjp).
-        arity = len(values) if plain and not kwargs else 0
-        if arity == 1:
-            (v0,) = values
-        elif arity == 2:
-            v0, v1 = values
+        ans = out._value
         vjps = rule.vjps
-        i = -1
-        for a in args:
-            i += 1
-            key = id(a)
-            if key not in reaches:
-                continue
-            # The table's own vjp when it has one (the common case), else ask the rule.
-            vjp = vjps[i] if i < len(vjps) else rule.vjp(i)
-            if vjp is None:
-                continue
-            if arity == 1:
-                d = vjp(g, ans, v0)
-            elif arity == 2:
-                d = vjp(g, ans, v0, v1)
-            elif plain:
-                d = vjp(g, ans, *values, **kwargs) if kwargs else vjp(g, ans, *values)
-            else:
-                d = _vjp_general(vjp, rule, g, ans, values, kwargs, i, batched, conjugating)
-            if d is None:  # a compiled adjoint found no path to this input
-                continue
-            previous = get(key)  # _accumulate, inlined
+        n = len(args)
+        if n == 1 and not kwargs and vjps:
+            key = id(args[0])
+            vjp = vjps[0] if key in reaches else None
+            d = None if vjp is None else vjp(g, ans, raw[0])
+        elif n == 2 and not kwargs and len(vjps) == 2:
+            x, y = raw
+            key = id(args[0])
+            vjp = vjps[0] if key in reaches else None
+            if vjp is not None and (d := vjp(g, ans, x, y)) is not None:
+                previous = get(key)
+                grads[key] = d if previous is None else previous + d
+            key = id(args[1])  # the second input's adjoint: added below
+            vjp = vjps[1] if key in reaches else None
+            d = None if vjp is None else vjp(g, ans, x, y)
+        else:
+            for i, a in enumerate(args):
+                key = id(a)
+                if key in reaches and (vjp := rule.vjp(i)) is not None:
+                    d = vjp(g, ans, *raw, **kwargs)
+                    if d is not None:
+                        _accumulate(grads, key, d)
+            continue
+        if d is not None:  # None: a compiled adjoint found no path to this input
+            previous = get(key)
             grads[key] = d if previous is None else previous + d
 
 

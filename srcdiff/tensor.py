@@ -672,7 +672,8 @@ def apply(fn, *args, **kwargs):
     else:
         args, raw = _raw_args(args, tapes)
     if kwargs:
-        kwargs = {k: _raw(v) for k, v in kwargs.items()}
+        kwargs = {k: _raw(v) if isinstance(v, _ArrayLike) or not tapes else _kept(v)
+                  for k, v in kwargs.items()}
     return _run(fn, _RAW.get(fn, fn), args, raw, kwargs, tapes)
 
 
@@ -697,11 +698,24 @@ def _run(fn, impl, args, raw, kwargs, tapes):
 
 
 def _raw_args(args, tapes):
-    """``args`` with Variables read (when a tape records: the record keeps the value
-    read), and the arrays behind them."""
-    if tapes and any(map(_is_variable, args)):
-        args = tuple(a.read_value() if isinstance(a, Variable) else a for a in args)
+    """``args`` with Variables read and ndarrays kept (when a tape records: the record
+    keeps the value read), and the arrays behind them.  (Only this path of ``apply``
+    meets ndarrays: its fast paths and ``_run``'s other callers take Tensors and floats.)"""
+    if tapes:
+        if any(map(_is_variable, args)):
+            args = tuple(a.read_value() if isinstance(a, Variable) else a for a in args)
+        if _NDARRAY in map(type, args):
+            args = tuple(map(_kept, args))
     return args, tuple([a._value if type(a) is Tensor else _raw(a) for a in args])
+
+
+def _kept(value):
+    """``value``, or a copy if it is an ndarray that may change later: a recorded
+    operation's rule must read the values the operation read, though the caller may
+    write into the array afterwards (TensorFlow converts it to a constant, a copy)."""
+    if type(value) is _NDARRAY and (value.flags.writeable or value.base is not None):
+        return value.copy()
+    return value
 
 
 def _tensors_by_position(fn, args, kwargs):
