@@ -154,6 +154,19 @@ def norm(tensor, ord="euclidean", axis=None, keepdims=None, name=None):
 
 
 @op()
+def reduce_euclidean_norm(input_tensor, axis=None, keepdims=False, name=None):
+    """``sqrt(sum(x ** 2))`` over ``axis``; of integers, an integer (rounded down) as in
+    TensorFlow: ``sd.math.reduce_euclidean_norm(x, axis=1)``.  At zero its gradient is nan
+    (0 / 0), as TensorFlow's."""
+    dtype = _int_dtype(input_tensor)
+    if dtype is not None:  # no gradient: an integer result
+        square_sum = np.sum(np.square(np.asarray(input_tensor, np.float64)),
+                            axis=axis_arg(axis), keepdims=keepdims)
+        return np.floor(np.sqrt(square_sum)).astype(dtype)
+    return _norm(input_tensor, axis=axis_arg(axis), keepdims=keepdims)
+
+
+@op()
 def argmax(input, axis=None, output_type=np.int64, name=None):
     """The index of the largest value along ``axis`` (no gradient):
     ``sd.argmax(logits, axis=-1)``."""
@@ -166,13 +179,6 @@ def argmin(input, axis=None, output_type=np.int64, name=None):
     return np.argmin(input, axis=0 if axis is None else int(axis)).astype(output_type)
 
 
-@op()
-def cumsum(x, axis=0, name=None):
-    """The running sum along ``axis``: ``sd.cumsum(sd.constant([1.0, 2.0, 3.0]))`` holds
-    ``[1, 3, 6]``."""
-    return np.cumsum(x, axis=int(axis))
-
-
 @op(tensors=0)
 def add_n(inputs, name=None):
     """The sum of a list of tensors of one shape."""
@@ -183,5 +189,5 @@ __all__ = sorted(
     list(_PRIMITIVES) +
     ["squared_difference", "clip_by_value", "where", "reduce_sum", "reduce_mean",
      "reduce_max", "reduce_min", "reduce_prod", "reduce_variance", "reduce_std",
-     "reduce_logsumexp", "reduce_any", "reduce_all", "norm", "argmax", "argmin", "cumsum",
-     "add_n"])
+     "reduce_logsumexp", "reduce_any", "reduce_all", "reduce_euclidean_norm", "norm", "argmax",
+     "argmin", "add_n"])
