@@ -12,6 +12,7 @@ from .ops.array_ops import (broadcast_to, concat, expand_dims, eye, fill, gather
                             identity, linspace, ones, ones_like, range, rank, reshape, reverse,
                             shape, size, squeeze, stack, stop_gradient, tile, transpose,
                             unstack, zeros, zeros_like)
+from .ops.clip_ops import clip_by_global_norm, clip_by_norm  # noqa: F401
 from .ops.gradient_ops import custom_gradient, register_gradient  # noqa: F401
 from .ops.linalg_ops import einsum, matmul, tensordot  # noqa: F401
 from .ops.math_ops import *  # noqa: F401,F403

@@ -280,3 +280,17 @@ def test_zero_safe_second_derivatives_keep_the_conventions():
         expected = np.where(x.numpy() == 0, 0, -x.numpy() / y.numpy() ** 2) + np.where(
             y.numpy() == 0, 0, 2 * x.numpy() / y.numpy() ** 3)
     np.testing.assert_allclose(outer.gradient(gy, y).numpy(), expected)
+
+
+def test_lgamma_and_digamma_at_the_poles_as_tensorflows():
+    """At the poles 0, -1, -2, ... digamma is nan, and so is lgamma's gradient (TensorFlow's;
+    scipy's digamma(0) is -inf); lgamma there is +inf, and lgamma(-inf) is +inf."""
+    x = np.array([0.0, -1.0, -2.5, 0.5, -np.inf], np.float32)
+    with np.errstate(all="ignore"):
+        value, (g,) = grads(sd.math.lgamma, x)
+        d, (dd,) = grads(sd.math.digamma, x)
+    np.testing.assert_array_equal(value[[0, 1, 4]], [np.inf, np.inf, np.inf])
+    assert np.isnan(g[[0, 1]]).all() and np.isnan(d[[0, 1]]).all()
+    np.testing.assert_allclose(g[2:4], special.digamma(x[2:4]), rtol=1e-6)
+    np.testing.assert_array_equal(dd[[0, 1]], [np.inf, np.inf])
+    assert d.dtype == dd.dtype == np.float32

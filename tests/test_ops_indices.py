@@ -287,3 +287,18 @@ def test_band_part():
     w = np.arange(1.0, 25).reshape(x.shape)
     np.testing.assert_array_equal(g, np.triu(np.tril(w, 1), -1))
     assert sd.linalg.band_part(sd.ones([3, 4], sd.int32), 0, -1).dtype == np.int32
+
+
+def test_segment_means():
+    """The mean of each segment (0 for an empty one, as TensorFlow's: [1.5, 0, 4] for
+    [1, 2, 4] with ids [0, 0, 2]); each row's gradient is 1 / its segment's size."""
+    d = np.array([1.0, 2.0, 4.0])
+    for out in (sd.math.segment_mean(d, [0, 0, 2]),
+                sd.math.unsorted_segment_mean(d, [0, 0, 2], 3)):
+        assert out.numpy().tolist() == [1.5, 0.0, 4.0]
+    _, (g,) = weighted_grads(lambda t: sd.math.unsorted_segment_mean(t, [0, 0, 2], 3), d)
+    assert g.tolist() == [0.5, 0.5, 3.0]
+    rows = RNG.uniform(-2, 2, (4, 3))
+    np.testing.assert_allclose(sd.math.unsorted_segment_mean(rows, [1, -1, 1, 0], 2).numpy(),
+                               [rows[3], (rows[0] + rows[2]) / 2])
+    check_fd(lambda t: sd.math.segment_mean(t, [0, 0, 1, 1]), rows)

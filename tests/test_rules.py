@@ -358,6 +358,7 @@ if hasattr(np.linalg, "svdvals"):  # NumPy 2
 try:  # scipy is optional: its rules are registered only if it imports
     from scipy import special
     from srcdiff.rules.scipy_special import polygamma
+    from srcdiff.rules import gamma
 except ImportError:
     pass
 else:
@@ -365,7 +366,8 @@ else:
     EXAMPLES.update({
         special.expit: unary(), special.logit: unary(lambda *s: Arg(*s, lo=0.1, hi=0.9)),
         special.erf: unary(), special.erfc: unary(), special.gammaln: unary(P),
-        special.digamma: unary(P), polygamma: [ex(1, P(2, 3)), ex(2, P(3))],
+        special.digamma: unary(P), gamma.lgamma: unary(P), gamma.digamma: unary(P),
+        polygamma: [ex(1, P(2, 3)), ex(2, P(3))],
         special.xlogy: binary(R, P) + [ex(X([0.0, 1.0, -2.0]), P(3))],
         special.logsumexp: reduction() + [ex(R(3, 4), 1, P(3, 4)), ex(R(3, 4), None, P(4)),
                                           ex(R(2, 3), 0, P(2, 1), keepdims=True)],

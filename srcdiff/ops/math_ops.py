@@ -179,6 +179,31 @@ def argmin(input, axis=None, output_type=np.int64, name=None):
     return np.argmin(input, axis=0 if axis is None else int(axis)).astype(output_type)
 
 
+@op(tensors=2)
+def scalar_mul(scalar, x, name=None):
+    """``scalar * x``: ``sd.math.scalar_mul(0.5, x)``."""
+    return scalar * x
+
+
+@op(tensors=(1,))
+def polyval(coeffs, x, name=None):
+    """``coeffs[0] x^(n-1) + ... + coeffs[n-1]`` by Horner's rule, as TensorFlow computes
+    it: ``sd.math.polyval([1.0, 0.0, -2.0], x)``."""
+    if not len(coeffs):
+        return np.zeros_like(x)
+    out = coeffs[0]
+    for c in coeffs[1:]:
+        out = c + out * x
+    return out
+
+
+@op()
+def count_nonzero(input, axis=None, keepdims=False, dtype=np.int64, name=None):
+    """The number of nonzero elements over ``axis`` (int64 unless ``dtype`` says; no
+    gradient): ``sd.math.count_nonzero(x, axis=1)``."""
+    return np.count_nonzero(input, axis=axis_arg(axis), keepdims=keepdims).astype(dtype)
+
+
 @op(tensors=0)
 def add_n(inputs, name=None):
     """The sum of a list of tensors of one shape."""
@@ -190,4 +215,4 @@ __all__ = sorted(
     ["squared_difference", "clip_by_value", "where", "reduce_sum", "reduce_mean",
      "reduce_max", "reduce_min", "reduce_prod", "reduce_variance", "reduce_std",
      "reduce_logsumexp", "reduce_any", "reduce_all", "reduce_euclidean_norm", "norm", "argmax",
-     "argmin", "add_n"])
+     "argmin", "add_n", "scalar_mul", "polyval", "count_nonzero"])

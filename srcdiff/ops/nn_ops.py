@@ -122,3 +122,41 @@ def l2_normalize(x, axis=None, epsilon=1e-12, name=None, dim=None):
     axis = axis_arg(dim if axis is None else axis)
     square_sum = np.sum(np.square(x), axis=axis, keepdims=True)
     return x * guarded.rsqrt(np.maximum(square_sum, epsilon))
+
+
+@op()
+def moments(x, axes, shift=None, keepdims=False, name=None):
+    """(mean, variance) over ``axes``: ``mean, var = sd.nn.moments(x, axes=[0])``.
+    TensorFlow stops the gradient of the mean inside the variance, which changes no first
+    derivative (the deviations sum to 0) but makes its second derivatives differ from the
+    variance's: srcdiff differentiates the variance itself."""
+    axes = axis_arg(axes)
+    mean = np.mean(x, axis=axes, keepdims=True)
+    variance = np.mean(np.square(x - mean), axis=axes, keepdims=True)
+    if not keepdims:
+        mean, variance = np.squeeze(mean, axis=axes), np.squeeze(variance, axis=axes)
+    return mean, variance
+
+
+@op(tensors=5)
+def batch_normalization(x, mean, variance, offset, scale, variance_epsilon, name=None):
+    """``(x - mean) * scale / sqrt(variance + epsilon) + offset`` (``offset`` and ``scale``
+    may be None), computed as TensorFlow does: ``x * inv + (offset - mean * inv)``."""
+    inv = guarded.rsqrt(variance + variance_epsilon)
+    if scale is not None:
+        inv = inv * scale
+    return x * inv + (-mean * inv if offset is None else offset - mean * inv)
+
+
+@op(tensors=2)
+def bias_add(value, bias, data_format=None, name=None):
+    """``value + bias`` along the channels: the last axis, or axis 1 for ``"NC..."``
+    formats: ``sd.nn.bias_add(x @ w, b)``."""
+    channels_first = data_format is not None and data_format.startswith("NC")
+    axis = 1 if channels_first else -1
+    if np.ndim(bias) != 1 or np.ndim(value) < 2 or np.shape(bias)[0] != np.shape(value)[axis]:
+        raise ValueError(f"bias of shape {np.shape(bias)} must be a vector as long as the "
+                         f"channel axis of value, of shape {np.shape(value)}")
+    if channels_first:
+        bias = np.reshape(bias, (-1,) + (1,) * (np.ndim(value) - 2))
+    return value + bias

@@ -115,12 +115,36 @@ def unsorted_segment_sum(data, segment_ids, num_segments, name=None):
     return unindex(data, (ids,), np.zeros(shape, np.result_type(data)))
 
 
-@op()
-def segment_sum(data, segment_ids, name=None):
-    """``unsorted_segment_sum`` with ids sorted and not negative, and as many segments as
-    the last id says: ``sd.math.segment_sum(x, [0, 0, 1])``."""
+def _sorted_ids(segment_ids):
+    """The ids of ``segment_sum`` and ``segment_mean``: a vector, increasing, none negative."""
     ids = _indices(segment_ids)
     if ids.ndim != 1 or np.any(ids < 0) or np.any(np.diff(ids) < 0):
         raise ValueError(f"segment_ids must be a vector of increasing ids >= 0, got "
                          f"{ids.tolist()}")
+    return ids
+
+
+@op()
+def segment_sum(data, segment_ids, name=None):
+    """``unsorted_segment_sum`` with ids sorted and not negative, and as many segments as
+    the last id says: ``sd.math.segment_sum(x, [0, 0, 1])``."""
+    ids = _sorted_ids(segment_ids)
     return unsorted_segment_sum(data, ids, ids[-1] + 1 if ids.size else 0)
+
+
+@op()
+def unsorted_segment_mean(data, segment_ids, num_segments, name=None):
+    """The mean of each segment's rows (0 for an empty segment), as ``unsorted_segment_sum``
+    takes them: ``sd.math.unsorted_segment_mean(x, [0, 2, 0], 3)``."""
+    ids = _indices(segment_ids)
+    counts = unsorted_segment_sum(np.ones(ids.shape, np.result_type(data)), ids, num_segments)
+    rows = np.shape(counts) + (1,) * (np.ndim(data) - ids.ndim)  # to divide each row
+    counts = np.reshape(np.maximum(counts, 1), rows)
+    return unsorted_segment_sum(data, ids, num_segments) / counts
+
+
+@op()
+def segment_mean(data, segment_ids, name=None):
+    """The mean of each segment's rows, ids sorted: ``sd.math.segment_mean(x, [0, 0, 1])``."""
+    ids = _sorted_ids(segment_ids)
+    return unsorted_segment_mean(data, ids, ids[-1] + 1 if ids.size else 0)

@@ -1,9 +1,8 @@
 """``sd.math``'s special functions and TensorFlow's zero-safe binary ops.
 
-erf, erfc, lgamma and digamma are scipy.special's ufuncs (scipy is optional: without it
-they raise NotImplementedError), with scipy's rules (rules/scipy_special.py).  At the
-poles of lgamma and digamma (0, -1, -2, ...) their derivatives are scipy's (``-inf`` for
-``digamma(0)``) where TensorFlow's are nan.  The zero-safe ops (rules/zero_safe.py) are
+erf and erfc are scipy.special's ufuncs with their rules (rules/scipy_special.py), lgamma
+and digamma scipy's with TensorFlow's values at the poles (rules/gamma.py); scipy is
+optional: without it they raise NotImplementedError.  The zero-safe ops (rules/zero_safe.py) are
 defined for floats: ``divide_no_nan`` of integers is float64, as in TensorFlow; the others
 refuse integers, as TensorFlow does.
 """
@@ -14,6 +13,8 @@ from ._op import op, primitive_op
 
 try:
     from scipy import special
+
+    from ..rules import gamma
 except ImportError:  # pragma: no cover  (scipy is installed where the tests run)
     special = None
 
@@ -32,11 +33,11 @@ def _floats(x, y, name):
             raise TypeError(f"sd.math.{name} takes float tensors, got {np.result_type(v)}")
 
 
-# TensorFlow's name -> scipy.special's: erf, erfc, log |Gamma| and its derivative.
-_SPECIAL = {"erf": "erf", "erfc": "erfc", "lgamma": "gammaln", "digamma": "digamma"}
-globals().update({name: _needs_scipy(name) if special is None
-                  else primitive_op(getattr(special, scipy_name), name)
-                  for name, scipy_name in _SPECIAL.items()})
+# erf, erfc, log |Gamma| and its derivative.
+_SPECIAL = ("erf", "erfc", "lgamma", "digamma")
+globals().update({name: _needs_scipy(name) for name in _SPECIAL} if special is None else {
+    name: primitive_op(fn, name) for name, fn in zip(_SPECIAL, (
+        special.erf, special.erfc, gamma.lgamma, gamma.digamma))})
 
 
 @op(tensors=2)

@@ -23,8 +23,8 @@ def from_the_end(v, axis):
 def cumulative_logsumexp_adjoint(g, ans, x, axis):
     """Each part's logs are ``-inf`` where it has no term, whatever ``ans`` is (``ans`` is
     ``-inf`` after ``-inf`` inputs: ``-inf - ans`` would be nan); a nan in ``g`` stays nan."""
-    with np.errstate(divide="ignore", invalid="ignore"):  # log 0 = -inf: no such terms
-        logs = np.log(np.abs(g)) - ans
+    with np.errstate(invalid="ignore"):  # -inf - -inf: masked below
+        logs = np.log(np.where(g == 0, 1, np.abs(g))) - ans  # log 0 is never taken
         positive = np.where(g > 0, logs, -np.inf)
         negative = np.where(np.logical_or(g < 0, np.isnan(g)), logs, -np.inf)
         return (np.exp(from_the_end(positive, axis) + x)
