@@ -12,9 +12,14 @@ from .ops.array_ops import (broadcast_to, concat, expand_dims, eye, fill, gather
                             identity, linspace, ones, ones_like, range, rank, reshape, reverse,
                             shape, size, squeeze, stack, stop_gradient, tile, transpose,
                             unstack, zeros, zeros_like)
+from .ops.clip_ops import clip_by_global_norm, clip_by_norm  # noqa: F401
 from .ops.gradient_ops import custom_gradient, register_gradient  # noqa: F401
 from .ops.linalg_ops import einsum, matmul, tensordot  # noqa: F401
 from .ops.math_ops import *  # noqa: F401,F403
+from .ops.scan_ops import cumsum  # noqa: F401
+from .ops.scatter_ops import (gather_nd, one_hot, scatter_nd, tensor_scatter_nd_add,  # noqa: F401
+                              tensor_scatter_nd_sub, tensor_scatter_nd_update)
+from .ops.sort_ops import argsort, sort  # noqa: F401
 from .api import adjoint_source, grad, jacobian, value_and_grad, vjp  # noqa: F401
 from .checking import check_grads  # noqa: F401
 from .compiler.errors import CompileError  # noqa: F401

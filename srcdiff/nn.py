@@ -1,4 +1,6 @@
 """``sd.nn``."""
-from .ops.nn_ops import (l2_loss, log_softmax, relu, sigmoid, softmax,  # noqa: F401
-                         softmax_cross_entropy_with_logits, softplus,
-                         sparse_softmax_cross_entropy_with_logits, tanh)
+from .ops.nn_ops import (batch_normalization, bias_add, elu, gelu, l2_loss,  # noqa: F401
+                         l2_normalize, leaky_relu, log_softmax, moments, relu, relu6, selu, sigmoid, sigmoid_cross_entropy_with_logits, silu,
+                         softmax, softmax_cross_entropy_with_logits, softplus, softsign,
+                         sparse_softmax_cross_entropy_with_logits, swish, tanh)
+from .ops.sort_ops import top_k  # noqa: F401

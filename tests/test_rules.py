@@ -24,8 +24,9 @@ from srcdiff.rules.helpers import unindex
 from srcdiff.rules.registry import all_rules, all_traits
 from srcdiff.rules.linalg import eigh_factor, logabsdet, multi_dot, qr_factor, svd_factor
 from srcdiff.rules.numbers import as_float64
-from srcdiff.rules import guarded
-from srcdiff.rules.nn import log_softmax, relu, sigmoid, softmax, softplus
+from srcdiff.rules import guarded, zero_safe
+from srcdiff.rules.nn import elu, log_softmax, relu, relu6, selu, sigmoid, softmax, softplus
+from srcdiff.rules.scans import cumulative_logsumexp
 from srcdiff.rules.reductions import logsumexp, norm
 from srcdiff.rules.shapes import cast, concatenate, stack
 from srcdiff.ops.array_ops import sparse_read
@@ -264,6 +265,18 @@ EXAMPLES = {
     guarded.rsqrt: unary(P),
     guarded.reciprocal: unary(P),
     relu: unary(),
+    relu6: [ex(Arg(2, 3, lo=-2.0, hi=8.0)), ex(R())],
+    elu: unary(),
+    selu: unary(),
+    # TensorFlow's zero-safe ops, away from the zeros where their derivatives are conventions
+    # (not finite differences: d(x log y)/dx is 0 at x = 0), which test_ops_activations pins
+    zero_safe.divide_no_nan: binary(R, P),
+    zero_safe.multiply_no_nan: binary(),
+    zero_safe.xlogy: binary(R, P),
+    zero_safe.xdivy: binary(R, P),
+    zero_safe.xlog1py: binary(R, P),
+    cumulative_logsumexp: [ex(R(5), 0), ex(R(3, 4), 1), ex(R(3, 4), -2),
+                           ex(X([-1000.0, 0.0, 3.0, 1000.0]), 0)],
     softmax: [ex(R(2, 3)), ex(R(2, 3), axis=0)],
     log_softmax: [ex(R(2, 3)), ex(R(2, 3), axis=0)],
     # moving elements around
@@ -345,6 +358,7 @@ if hasattr(np.linalg, "svdvals"):  # NumPy 2
 try:  # scipy is optional: its rules are registered only if it imports
     from scipy import special
     from srcdiff.rules.scipy_special import polygamma
+    from srcdiff.rules import gamma
 except ImportError:
     pass
 else:
@@ -352,7 +366,8 @@ else:
     EXAMPLES.update({
         special.expit: unary(), special.logit: unary(lambda *s: Arg(*s, lo=0.1, hi=0.9)),
         special.erf: unary(), special.erfc: unary(), special.gammaln: unary(P),
-        special.digamma: unary(P), polygamma: [ex(1, P(2, 3)), ex(2, P(3))],
+        special.digamma: unary(P), gamma.lgamma: unary(P), gamma.digamma: unary(P),
+        polygamma: [ex(1, P(2, 3)), ex(2, P(3))],
         special.xlogy: binary(R, P) + [ex(X([0.0, 1.0, -2.0]), P(3))],
         special.logsumexp: reduction() + [ex(R(3, 4), 1, P(3, 4)), ex(R(3, 4), None, P(4)),
                                           ex(R(2, 3), 0, P(2, 1), keepdims=True)],

@@ -34,7 +34,9 @@ def _lift(values):
 
 
 def op(tensors=1):
-    """Make an op of a NumPy function whose first ``tensors`` arguments are tensors."""
+    """Make an op of a NumPy function whose first ``tensors`` arguments are tensors (or
+    whose arguments at the positions in the tuple ``tensors`` are: indices among them
+    stay integers)."""
     def decorate(numpy_form):
         signature = inspect.signature(numpy_form)
 
@@ -43,7 +45,13 @@ def op(tensors=1):
             if kwargs:  # tensors given by keyword (``reduce_sum(input_tensor=x)``) are lifted too
                 bound = signature.bind(*args, **kwargs)
                 args, kwargs = bound.args, bound.kwargs
-            args = [*_lift(args[:tensors]), *args[tensors:]]
+            if isinstance(tensors, tuple):
+                args = list(args)
+                lifted = _lift([args[i] for i in tensors if i < len(args)])
+                for i, value in zip(tensors, lifted):
+                    args[i] = value
+            else:
+                args = [*_lift(args[:tensors]), *args[tensors:]]
             out = numpy_form(*args, **kwargs)
             return out if isinstance(out, (Tensor, list, tuple)) else Tensor(np.asarray(out))
         call.__numpy__ = numpy_form

@@ -76,6 +76,19 @@ def diag_part(input, k=0, name=None):
 
 
 @op()
+def band_part(input, num_lower, num_upper, name=None):  # noqa: A002
+    """The band of the innermost matrices, zeros outside: ``num_lower`` diagonals below the
+    main one and ``num_upper`` above (a negative count keeps that whole triangle):
+    ``sd.linalg.band_part(x, 0, -1)`` is the upper triangle."""
+    rows, cols = np.shape(input)[-2:]
+    below = np.arange(rows)[:, None] - np.arange(cols)[None, :]  # i - j
+    num_lower, num_upper = int(num_lower), int(num_upper)
+    band = np.logical_and(np.logical_or(num_lower < 0, below <= num_lower),
+                          np.logical_or(num_upper < 0, -below <= num_upper))
+    return np.where(band, input, np.zeros_like(input))
+
+
+@op()
 def matrix_transpose(a, conjugate=False, name=None):
     """Swap the last two axes."""
     return np.conjugate(T(a)) if conjugate else T(a)

@@ -154,6 +154,19 @@ def norm(tensor, ord="euclidean", axis=None, keepdims=None, name=None):
 
 
 @op()
+def reduce_euclidean_norm(input_tensor, axis=None, keepdims=False, name=None):
+    """``sqrt(sum(x ** 2))`` over ``axis``; of integers, an integer (rounded down) as in
+    TensorFlow: ``sd.math.reduce_euclidean_norm(x, axis=1)``.  At zero its gradient is nan
+    (0 / 0), as TensorFlow's."""
+    dtype = _int_dtype(input_tensor)
+    if dtype is not None:  # no gradient: an integer result
+        square_sum = np.sum(np.square(np.asarray(input_tensor, np.float64)),
+                            axis=axis_arg(axis), keepdims=keepdims)
+        return np.floor(np.sqrt(square_sum)).astype(dtype)
+    return _norm(input_tensor, axis=axis_arg(axis), keepdims=keepdims)
+
+
+@op()
 def argmax(input, axis=None, output_type=np.int64, name=None):
     """The index of the largest value along ``axis`` (no gradient):
     ``sd.argmax(logits, axis=-1)``."""
@@ -166,11 +179,29 @@ def argmin(input, axis=None, output_type=np.int64, name=None):
     return np.argmin(input, axis=0 if axis is None else int(axis)).astype(output_type)
 
 
+@op(tensors=2)
+def scalar_mul(scalar, x, name=None):
+    """``scalar * x``: ``sd.math.scalar_mul(0.5, x)``."""
+    return scalar * x
+
+
+@op(tensors=(1,))
+def polyval(coeffs, x, name=None):
+    """``coeffs[0] x^(n-1) + ... + coeffs[n-1]`` by Horner's rule, as TensorFlow computes
+    it: ``sd.math.polyval([1.0, 0.0, -2.0], x)``."""
+    if not len(coeffs):
+        return np.zeros_like(x)
+    out = coeffs[0]
+    for c in coeffs[1:]:
+        out = c + out * x
+    return out
+
+
 @op()
-def cumsum(x, axis=0, name=None):
-    """The running sum along ``axis``: ``sd.cumsum(sd.constant([1.0, 2.0, 3.0]))`` holds
-    ``[1, 3, 6]``."""
-    return np.cumsum(x, axis=int(axis))
+def count_nonzero(input, axis=None, keepdims=False, dtype=np.int64, name=None):
+    """The number of nonzero elements over ``axis`` (int64 unless ``dtype`` says; no
+    gradient): ``sd.math.count_nonzero(x, axis=1)``."""
+    return np.count_nonzero(input, axis=axis_arg(axis), keepdims=keepdims).astype(dtype)
 
 
 @op(tensors=0)
@@ -183,5 +214,5 @@ __all__ = sorted(
     list(_PRIMITIVES) +
     ["squared_difference", "clip_by_value", "where", "reduce_sum", "reduce_mean",
      "reduce_max", "reduce_min", "reduce_prod", "reduce_variance", "reduce_std",
-     "reduce_logsumexp", "reduce_any", "reduce_all", "norm", "argmax", "argmin", "cumsum",
-     "add_n"])
+     "reduce_logsumexp", "reduce_any", "reduce_all", "reduce_euclidean_norm", "norm", "argmax",
+     "argmin", "add_n", "scalar_mul", "polyval", "count_nonzero"])

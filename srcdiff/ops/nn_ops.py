@@ -1,10 +1,19 @@
-"""``sd.nn``: activations and losses."""
+"""``sd.nn``: activations and losses.
+
+An activation with a kink whose gradient there is a convention is a primitive with
+TensorFlow's rule (rules/nn.py: relu, relu6, elu, selu); the others are compositions
+whose gradients are TensorFlow's at every point (``leaky_relu`` at 0 is ``alpha``:
+``where`` takes the ``alpha * x`` side)."""
 import numpy as np
 
-from ..rules import nn as rules
-from ._op import op, primitive_op
+from ..rules import guarded, nn as rules
+from ._op import axis_arg, op, primitive_op
+from .special_ops import erf
 
 relu = primitive_op(rules.relu, "relu", ("features",))
+relu6 = primitive_op(rules.relu6, "relu6", ("features",))
+elu = primitive_op(rules.elu, "elu", ("features",))
+selu = primitive_op(rules.selu, "selu", ("features",))
 sigmoid = primitive_op(rules.sigmoid, "sigmoid")
 tanh = primitive_op(np.tanh, "tanh")
 softplus = primitive_op(rules.softplus, "softplus", ("features",))
@@ -42,3 +51,112 @@ def sparse_softmax_cross_entropy_with_logits(labels, logits, name=None):
 
 
 sparse_softmax_cross_entropy_with_logits.__numpy__ = sparse_softmax_cross_entropy_with_logits
+
+
+def _float(features):
+    """TensorFlow's leaky_relu and gelu take integers as float32."""
+    return np.asarray(features, np.float32) if np.result_type(features).kind in "iub" \
+        else features
+
+
+@op()
+def leaky_relu(features, alpha=0.2, name=None):
+    """``x`` where positive, else ``alpha * x``; the gradient at 0 is ``alpha``:
+    ``sd.nn.leaky_relu(x, alpha=0.1)``."""
+    features = _float(features)
+    return np.where(features > 0, features, features * alpha)
+
+
+@op()
+def silu(features, beta=1.0, name=None):
+    """``x * sigmoid(beta * x)`` (swish): ``sd.nn.silu(x)``."""
+    return features * rules.sigmoid(beta * features)
+
+
+swish = silu
+
+
+@op()
+def gelu(features, approximate=False, name=None):
+    """``x * P(X <= x)`` for a standard normal X, or its tanh approximation:
+    ``sd.nn.gelu(x, approximate=True)``.  The exact form needs scipy (erf)."""
+    features = _float(features)
+    if approximate:
+        inner = 0.7978845608028654 * (features + 0.044715 * np.power(features, 3))
+        return 0.5 * features * (1.0 + np.tanh(inner))
+    return 0.5 * features * (1.0 + erf(features / 1.4142135623730951))
+
+
+@op()
+def softsign(features, name=None):
+    """``x / (1 + |x|)``: ``sd.nn.softsign(x)``."""
+    return features / (1 + np.abs(features))
+
+
+@op()
+def log_sigmoid(x, name=None):
+    """``log(sigmoid(x))``, computed as ``-softplus(-x)``: ``sd.math.log_sigmoid(x)``."""
+    return -rules.softplus(-x)
+
+
+@op(tensors=2)
+def sigmoid_cross_entropy_with_logits(labels=None, logits=None, name=None):
+    """``-labels log sigmoid(logits) - (1 - labels) log(1 - sigmoid(logits))``, computed
+    stably as TensorFlow does (``max(x, 0) - x z + log(1 + exp(-|x|))``); labels get a
+    gradient too: ``sd.nn.sigmoid_cross_entropy_with_logits(labels=z, logits=x)``."""
+    if np.shape(labels) != np.shape(logits):
+        raise ValueError(f"logits and labels must have the same shape "
+                         f"({np.shape(logits)} vs {np.shape(labels)})")
+    zeros = np.zeros_like(logits)
+    positive = logits >= zeros
+    relu_logits = np.where(positive, logits, zeros)
+    neg_abs_logits = np.where(positive, -logits, logits)
+    return relu_logits - logits * labels + np.log1p(np.exp(neg_abs_logits))
+
+
+@op()
+def l2_normalize(x, axis=None, epsilon=1e-12, name=None, dim=None):
+    """``x / sqrt(max(sum(x ** 2), epsilon))`` over ``axis`` (all axes by default); at
+    zero the gradient is ``1 / sqrt(epsilon)``, as TensorFlow's:
+    ``sd.math.l2_normalize(x, axis=-1)``."""
+    axis = axis_arg(dim if axis is None else axis)
+    square_sum = np.sum(np.square(x), axis=axis, keepdims=True)
+    return x * guarded.rsqrt(np.maximum(square_sum, epsilon))
+
+
+@op()
+def moments(x, axes, shift=None, keepdims=False, name=None):
+    """(mean, variance) over ``axes``: ``mean, var = sd.nn.moments(x, axes=[0])``.
+    TensorFlow stops the gradient of the mean inside the variance, which changes no first
+    derivative (the deviations sum to 0) but makes its second derivatives differ from the
+    variance's: srcdiff differentiates the variance itself."""
+    axes = axis_arg(axes)
+    mean = np.mean(x, axis=axes, keepdims=True)
+    variance = np.mean(np.square(x - mean), axis=axes, keepdims=True)
+    if not keepdims:
+        mean, variance = np.squeeze(mean, axis=axes), np.squeeze(variance, axis=axes)
+    return mean, variance
+
+
+@op(tensors=5)
+def batch_normalization(x, mean, variance, offset, scale, variance_epsilon, name=None):
+    """``(x - mean) * scale / sqrt(variance + epsilon) + offset`` (``offset`` and ``scale``
+    may be None), computed as TensorFlow does: ``x * inv + (offset - mean * inv)``."""
+    inv = guarded.rsqrt(variance + variance_epsilon)
+    if scale is not None:
+        inv = inv * scale
+    return x * inv + (-mean * inv if offset is None else offset - mean * inv)
+
+
+@op(tensors=2)
+def bias_add(value, bias, data_format=None, name=None):
+    """``value + bias`` along the channels: the last axis, or axis 1 for ``"NC..."``
+    formats: ``sd.nn.bias_add(x @ w, b)``."""
+    channels_first = data_format is not None and data_format.startswith("NC")
+    axis = 1 if channels_first else -1
+    if np.ndim(bias) != 1 or np.ndim(value) < 2 or np.shape(bias)[0] != np.shape(value)[axis]:
+        raise ValueError(f"bias of shape {np.shape(bias)} must be a vector as long as the "
+                         f"channel axis of value, of shape {np.shape(value)}")
+    if channels_first:
+        bias = np.reshape(bias, (-1,) + (1,) * (np.ndim(value) - 2))
+    return value + bias

@@ -2,9 +2,10 @@
 
 Importing this package fills the table; ``rule_of(fn)`` looks a primitive up,
 ``traits_of(fn)`` what else is known of it."""
-from . import elementwise, guarded, linalg, nn, numbers, reductions, shapes  # noqa: F401  (fill the table)
+from . import (elementwise, guarded, linalg, nn, numbers, reductions, scans,  # noqa: F401
+               shapes, zero_safe)  # (fill the table)
 try:  # scipy is optional
-    from . import scipy_special  # noqa: F401
+    from . import gamma, scipy_special  # noqa: F401
 except ImportError:
     pass
 from .helpers import unbroadcast

@@ -128,7 +128,7 @@ nondifferentiable(
     np.equal, np.not_equal, np.less, np.less_equal, np.greater, np.greater_equal,
     np.logical_and, np.logical_or, np.logical_not, np.logical_xor,
     np.isnan, np.isinf, np.isfinite, np.signbit, np.argmax, np.argmin,
-    np.argsort, np.nonzero, np.count_nonzero, np.shape, np.ndim,
+    np.argsort, np.nonzero, np.count_nonzero, np.shape, np.ndim, np.result_type,
     np.size, np.zeros_like, np.ones_like, np.empty_like, np.full_like,
     np.array_equal, np.allclose, np.isclose, np.any, np.all,
     np.bitwise_and, np.bitwise_or, np.bitwise_xor, np.invert,

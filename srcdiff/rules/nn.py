@@ -1,4 +1,11 @@
-"""Activation functions as NumPy-level primitives, with their rules."""
+"""Activation functions as NumPy-level primitives, with their rules.
+
+Where an activation has a kink, the rule takes TensorFlow's side of it (its gradient
+kernels), which composing NumPy functions would not: relu6's gradient is 0 at 0 and at
+6; selu's at 0 is its right derivative ``SELU_SCALE`` (the left one is ``SELU_SCALE *
+SELU_ALPHA``), and elu's and selu's second derivatives at 0 are 0.  elu and selu compute ``exp(x) - 1`` as
+TensorFlow's kernels do (not ``expm1``: ``elu(-1e-30)`` is 0 in float32, as in TensorFlow,
+and so its second derivative there is 0 too)."""
 import numpy as np
 
 from .helpers import where_zero
@@ -24,6 +31,34 @@ def relu(x):
 
 
 @primitive
+def relu6(x):
+    return np.clip(x, 0, 6)
+
+
+@primitive
+def elu(x):
+    return np.where(x < 0, np.exp(np.minimum(x, 0)) - 1, x)
+
+
+# selu's constants, as TensorFlow's kernel has them (names no user module is likely to
+# bind: the compiler binds a rule's globals by name in generated code).
+SELU_ALPHA = 1.6732632423543772848170429916717
+SELU_SCALE = 1.0507009873554804934193349852946
+
+
+@primitive
+def selu(x):
+    left = (SELU_SCALE * SELU_ALPHA) * (np.exp(np.minimum(x, 0)) - 1)
+    return np.where(x < 0, left, SELU_SCALE * x)
+
+
+def elu_slope_part(ans):
+    """``ans`` where it is negative, else 0: the part of elu's slope (``ans + 1`` on the
+    left) that varies, so that its derivative is 0 at 0 as in TensorFlow's EluGradGrad."""
+    return np.where(ans < 0, ans, np.zeros_like(ans))
+
+
+@primitive
 def softmax(x, axis=-1):
     e = np.exp(x - np.max(x, axis=axis, keepdims=True))
     return e / np.sum(e, axis=axis, keepdims=True)
@@ -39,6 +74,12 @@ def log_softmax(x, axis=-1):
 defvjp(sigmoid, lambda g, ans, x: g * ans * (1 - ans), batches=True)
 defvjp(softplus, lambda g, ans, x: g * sigmoid(x), batches=True)
 defvjp(relu, lambda g, ans, x: where_zero(x > 0, g), batches=True)
+defvjp(relu6, lambda g, ans, x: where_zero(np.logical_and(x > 0, x < 6), g), batches=True)
+defvjp(elu, lambda g, ans, x: g * (elu_slope_part(ans) + 1), batches=True)
+defvjp(selu,
+       lambda g, ans, x:
+       g * np.where(ans < 0, elu_slope_part(ans) + SELU_SCALE * SELU_ALPHA, SELU_SCALE),
+       batches=True)
 defvjp(softmax,
        lambda g, ans, x, axis=-1: ans * (g - np.sum(g * ans, axis=axis, keepdims=True)))
 defvjp(log_softmax,
