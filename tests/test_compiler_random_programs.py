@@ -305,9 +305,22 @@ def test_random_program(tmp_path_factory, program, seed):
     twin.prog(x.copy(), y.copy(), s)
     assume(min(twin._margins, default=1.0) > MARGIN)  # no comparison near its threshold
     module = import_source(directory, f"prog_{k}", program.source())
-    value, _ = sd.value_and_grad(module.prog, (0, 1, 2))(x, y, s)  # compiled once: check_grad's
+    try:
+        value, _ = sd.value_and_grad(module.prog, (0, 1, 2))(x, y, s)  # compiled once
+    except sd.CompileError as error:
+        # the one false refusal left (issue 9, item 7): a value whose rank the compiler
+        # cannot prove (a helper's result) updated with += where it may share memory.
+        # Discarded, not passed: hypothesis fails the test if it must discard too many.
+        assume(not _may_share_memory(error))
+        raise
     assert np.isclose(value, module.prog(x.copy(), y.copy(), s), rtol=1e-12, atol=1e-12)
+    # finite differences see nothing below a huge value's last digit (y ** 2 nine times)
+    assume(abs(value) < 1e8)
     check_grad(module.prog, (x, y, s), wrt=(0, 1, 2), eager=not program.writes)
+
+
+def _may_share_memory(error):
+    return "cannot follow a write into memory that two values share" in str(error)
 
 
 # Why a program's jacobian may run row by row (see compiler/backward.py): anything else
