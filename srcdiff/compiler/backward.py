@@ -359,7 +359,7 @@ class Backward:
                 code.append(S.assign(zero, S.const(0)))
         if save:
             code.append(self.restore_item(target, save))
-        for name, _ in self.plan.snapshots.get(id(s), ()):  # views of x the write changed
+        for name in self.plan.snapshots.get(id(s), ()):  # views of x the write changed
             code.append(self.restore(name, self.plan.saves[id(s), name]))
         return code
 

@@ -136,11 +136,10 @@ class Forward:
                 else:
                     value = self.kept(name)
                 pre.append(_save(save[0], save[1], value))
-            for name, bound in plan.snapshots.get(id(s), ()):  # a view the write changes too
+            for name in plan.snapshots.get(id(s), ()):  # a view the write changes too
                 kind, var = plan.saves[id(s), name]
-                whole = S.expr(f"{name}.copy()") if bound else gast.Call(
-                    func=self.refs.bind(snapshot, "snapshot"), args=[S.name(name)], keywords=[])
-                pre.append(_save(kind, var, whole))
+                pre.append(_save(kind, var, gast.Call(func=self.refs.bind(
+                    snapshot, "snapshot"), args=[S.name(name)], keywords=[])))
         if isinstance(s, gast.Assign):
             if id(s) in self.replay.calls:
                 stmt = S.copy_node(s)

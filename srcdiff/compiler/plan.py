@@ -55,8 +55,7 @@ class Plan:
     recomputed: frozenset = frozenset()            # names the backward pass recomputes
     reads_at: dict = field(default_factory=dict)   # the marks it was planned for, closed
     versions: dict = field(default_factory=dict)   # of the marks (see Marks)
-    snapshots: dict = field(default_factory=dict)  # id(x[i] = v) -> [(view of x saved
-    # whole, whether it is bound there on every path)]
+    snapshots: dict = field(default_factory=dict)  # id(x[i] = v) -> views of x saved whole
 
 
 @dataclass
@@ -217,7 +216,7 @@ def _saves(facts, reads, reads_at, versions, tapes, namer):
                 for n in sorted(shared_with(groups, x) - {x} & reads):
                     save_for(s, n, in_loop)  # the write changes it too
                     if (id(s), n) in saves:
-                        snapshots.setdefault(id(s), []).append((n, n in defined))
+                        snapshots.setdefault(id(s), []).append(n)
             else:
                 for name in target_names(target):
                     if name in reads:

@@ -39,7 +39,8 @@ UNBOUND = _Unbound()
 
 def snapshot(value):
     """A copy of an array that a write is about to change under another name (see
-    plan.py); anything else as it is: a name a branch not taken left unbound."""
+    plan.py); anything else as it is (a number, or the placeholder of a name a branch
+    not taken left unbound: whether it holds an array is known only when it runs)."""
     return value.copy() if hasattr(value, "copy") else value
 
 
