@@ -31,18 +31,9 @@ import numpy as np
 
 from ._recording import STATE
 from .compiler.errors import CompileError
+from .rules.numbers import MATH_TWINS
 from .tensor import _ArrayLike, cast, followed
 
-# math function -> the NumPy function computing it, on Tensors
-_TWINS = {
-    math.sin: np.sin, math.cos: np.cos, math.tan: np.tan, math.asin: np.arcsin,
-    math.acos: np.arccos, math.atan: np.arctan, math.atan2: np.arctan2,
-    math.sinh: np.sinh, math.cosh: np.cosh, math.tanh: np.tanh, math.asinh: np.arcsinh,
-    math.acosh: np.arccosh, math.atanh: np.arctanh, math.exp: np.exp, math.expm1: np.expm1,
-    math.log1p: np.log1p, math.log2: np.log2, math.log10: np.log10, math.sqrt: np.sqrt,
-    math.pow: np.power, math.hypot: np.hypot, math.fabs: np.abs,
-    math.log: lambda x, base=None: np.log(x) if base is None else np.log(x) / np.log(base),
-}
 # math functions of a number whose derivative is zero wherever it exists
 _FLAT = (math.floor, math.ceil, math.trunc, math.isnan, math.isinf, math.isfinite)
 
@@ -79,10 +70,10 @@ def _float(x=0.0):
 
 _MATH = types.ModuleType("math", "The math module, whose functions record their Tensors.")
 _MATH.__dict__.update({k: v for k, v in vars(math).items() if not k.startswith("__")})
-_MATH.__dict__.update({f.__name__: _twin(f, t) for f, t in _TWINS.items()})
+_MATH.__dict__.update({f.__name__: _twin(f, t) for f, t in MATH_TWINS.items()})
 _MATH.__dict__.update({f.__name__: _flat(f) for f in _FLAT})
 _REPLACEMENTS = {id(math): _MATH, **{id(f): getattr(_MATH, f.__name__)
-                                     for f in (*_TWINS, *_FLAT)}}
+                                     for f in (*MATH_TWINS, *_FLAT)}}
 
 
 class _Overlay(dict):

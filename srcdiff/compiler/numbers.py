@@ -32,7 +32,7 @@ import weakref
 import gast
 import numpy as np
 
-from ..rules.numbers import as_float64
+from ..rules.numbers import MATH_TWINS, as_float64
 from . import syntax as S
 from .analysis import Describer, Kind, _bool_valued
 from .facts import from_math, gather, greatest
@@ -42,10 +42,7 @@ _CANDIDATES = ((np.sin, math.sin), (np.cos, math.cos))
 _EXACT_OPS = (gast.Add, gast.Sub, gast.Mult, gast.Div, gast.FloorDiv, gast.Mod)
 _COUNTING = (range, len, int, float)  # builtins a specialised body may call
 # math functions that return a float for float arguments (not floor, isnan...)
-_FLOAT_MATH = {math.sin, math.cos, math.tan, math.asin, math.acos, math.atan, math.atan2,
-               math.sinh, math.cosh, math.tanh, math.asinh, math.acosh, math.atanh,
-               math.exp, math.expm1, math.log, math.log1p, math.log2, math.log10,
-               math.sqrt, math.pow, math.hypot, math.erf, math.erfc, math.fabs}
+_FLOAT_MATH = set(MATH_TWINS) | {math.erf, math.erfc}
 
 
 @functools.cache

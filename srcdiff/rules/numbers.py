@@ -8,9 +8,22 @@ comes back as a Python float through :func:`float_adjoint`, which refuses any
 other kind of adjoint (a float32, a 0-d array, a complex one) with
 :class:`Unspecialised`, so that the code made for NumPy runs instead.
 """
+import math
+
 import numpy as np
 
 from .registry import defvjp
+
+# math function -> the NumPy function computing the same number (on arrays and Tensors)
+MATH_TWINS = {
+    math.sin: np.sin, math.cos: np.cos, math.tan: np.tan, math.asin: np.arcsin,
+    math.acos: np.arccos, math.atan: np.arctan, math.atan2: np.arctan2,
+    math.sinh: np.sinh, math.cosh: np.cosh, math.tanh: np.tanh, math.asinh: np.arcsinh,
+    math.acosh: np.arccosh, math.atanh: np.arctanh, math.exp: np.exp, math.expm1: np.expm1,
+    math.log1p: np.log1p, math.log2: np.log2, math.log10: np.log10, math.sqrt: np.sqrt,
+    math.pow: np.power, math.hypot: np.hypot, math.fabs: np.abs,
+    math.log: lambda x, base=None: np.log(x) if base is None else np.log(x) / np.log(base),
+}
 
 
 class Unspecialised(Exception):
