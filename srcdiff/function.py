@@ -40,7 +40,7 @@ from .rules.containers import CONTAINERS, dense
 from .rules.helpers import batch_axes, batched
 from .rules.registry import Rule, Traits
 from .tape import GradientTape, UnconnectedGradients
-from .tensor import Tensor, Variable, _ArrayLike, _raw, apply, convert_to_tensor
+from .tensor import Tensor, Variable, _ArrayLike, _raw, _run, convert_to_tensor
 
 CacheInfo = collections.namedtuple("CacheInfo", "hits misses currsize last_miss row_by_row",
                                    defaults=(None,))
@@ -90,13 +90,7 @@ class Function:
         captures = self._captures(args)
         inputs = list(args) + [v for _, v in captures] if captures else list(args)
         tapes = STATE.tapes
-        if tapes:
-            # reading a Variable under a tape watches it (if trainable) and records the
-            # read; the leaves of a pytree argument are its sources too
-            inputs = [v if type(v) in _PLAIN else _read(v) for v in inputs]
-            active = tuple([_watched(v, tapes) for v in inputs])
-        else:
-            active = (False,) * len(inputs)
+        active = _activity(inputs, tapes) if tapes else (False,) * len(inputs)
         if True in active:  # the backward step runs later: the arrays must stay as read
             plain = []
             for k, v in enumerate(inputs):
@@ -114,7 +108,9 @@ class Function:
         if True not in active:
             return _as_output(y, inputs)
         entry = _CompiledCall(self, unit, y, saved, active, plain, inputs, len(args), captures)
-        return apply(entry, *entry.tape_inputs)
+        args = entry.tape_inputs  # Tensors, as a rule: Variables were read, pytrees taken apart
+        raw = tuple([a._value if type(a) is Tensor else _raw(a) for a in args])
+        return _run(entry, entry, args, raw, None, tapes, entry.srcdiff_rule)
 
     def _captures(self, args):
         """The Tensors and Variables (and pytrees holding some) the function reads
@@ -204,8 +200,11 @@ class _CompiledCall:
 
     def _vjp(self, k, g, ans, *flat):
         seen, grads = self._last
-        if seen is not g:
-            grads = self._adjoints(g, flat, self.active)
+        if seen is not g:  # the first input asked for this adjoint: every input's at once
+            if type(g) is np.ndarray and self.direct and not batch_axes():  # the common case
+                grads = _backward(self.unit, self.saved, g, self.active, self.value)
+            else:
+                grads = self._adjoints(g, flat, self.active)
             self._last = (g, grads)
         i, _ = self.owners[k]
         if k not in grads and not self.active[i] and _floating(flat[k]):
@@ -422,7 +421,8 @@ def _backward(unit, saved, g, active, y=None, rows=False):
                 g.dtype == np.float64):
             g = g[()]  # the tape's seed for a number: the number the code made it for takes
         grads = unit.backward(saved, g)
-    grads = grads if sum(active) > 1 else (grads,)
+    if active.count(True) == 1:
+        return {active.index(True): grads}
     return dict(zip([k for k, a in enumerate(active) if a], grads))
 
 
@@ -465,17 +465,33 @@ def clear_cache():
 _PLAIN = (np.ndarray, float, int, Tensor)  # what no tape reads; a Tensor is no Variable
 
 
+def _activity(inputs, tapes):
+    """Whether a tape watches each of ``inputs`` (see ``_watched``), which it changes
+    in place: reading a Variable under a tape watches it (if trainable) and records
+    the read, so each Variable in them (a pytree's leaves too) is read first."""
+    tracked = [t._tape.tracked for t in tapes]
+    active = []
+    for k, v in enumerate(inputs):
+        cls = type(v)
+        if cls is Tensor:  # the common case, without the generic walk of _watched
+            key = id(v)
+            for ids in tracked:
+                if key in ids:
+                    active.append(v._value.dtype.kind in "fc")
+                    break
+            else:
+                active.append(False)
+        elif cls in _PLAIN:
+            active.append(False)
+        else:
+            inputs[k] = v = _read(v)
+            active.append(_watched(v, tapes))
+    return tuple(active)
+
+
 def _watched(value, tapes):
     """Whether a tape watches ``value``, or a floating Tensor in a pytree of it: an
     input the call differentiates."""
-    cls = type(value)
-    if cls is Tensor:  # the common case, without the generic walk below
-        for t in tapes:
-            if t._tracks_any((value,)):
-                return value._value.dtype.kind in "fc"
-        return False
-    if cls in (np.ndarray, float, int):
-        return False
     return any(any(t._tracks_any((s,)) for t in tapes) and _differentiable(s)
                for s in _sources(value))
 

@@ -2,14 +2,22 @@
 import numpy as np
 
 _PLAIN = (np.ndarray, float, int)  # the values most calls pass: nothing to unwrap
+_CONTAINERS = (list, tuple, dict)
 
 
 def flatten(structure):
     """The leaves of ``structure`` in TensorFlow's order (dicts by sorted key)."""
-    if isinstance(structure, dict):
+    kind = type(structure)
+    if kind is not list and kind is not tuple and isinstance(structure, dict):
         return [leaf for key in sorted(structure) for leaf in flatten(structure[key])]
-    if isinstance(structure, (list, tuple)):
-        return [leaf for item in structure for leaf in flatten(item)]
+    if kind is list or kind is tuple or isinstance(structure, (list, tuple)):
+        leaves = []
+        for item in structure:  # a leaf without a call: most structures are flat lists
+            if isinstance(item, _CONTAINERS):
+                leaves.extend(flatten(item))
+            else:
+                leaves.append(item)
+        return leaves
     return [structure]
 
 

@@ -65,6 +65,7 @@ class _Records:
 
 
 _RULES = registry._VJPS
+_NDARRAY = np.ndarray
 _LARGE = 1 << 16  # bytes of a value from which a tape slims its records before its one walk
 _NO_KWARGS = {}  # shared by the records of calls without keywords: one dict less to keep each
 
@@ -142,14 +143,17 @@ class GradientTape:
         """Ensure ``tensor`` (or every tensor of a nested structure) is traced."""
         if self._tape is None:
             self._tape = _Records()
-        for t in nest.flatten(tensor):
-            if isinstance(t, Variable):
+        tape = self._tape
+        for t in [tensor] if type(tensor) is Tensor else nest.flatten(tensor):
+            if type(t) is not Tensor and isinstance(t, Variable):
                 self._watch_variable(t)
-            elif isinstance(t, Tensor):
-                if _differentiable(t, "watched"):
-                    self._tape.tracked.add(id(t))
-                    self._tape.watched.append(t)
-                    self._tape.complex |= t.dtype.kind == "c"
+            elif type(t) is Tensor or isinstance(t, Tensor):
+                kind = t._array().dtype.kind
+                if kind in "fc" or _differentiable(t, "watched"):
+                    tape.tracked.add(id(t))
+                    tape.watched.append(t)
+                    if kind == "c":
+                        tape.complex = True
             else:
                 raise ValueError(f"Passed in object {t!r} of type {type(t).__name__!r}, "
                                  "not tf.Tensor or tf.Variable or ExtensionType.")
@@ -166,7 +170,7 @@ class GradientTape:
         return tuple(v for _, v in sorted(self._tape.variables.items()))
 
     # --- called by srcdiff.tensor while this tape records ---
-    def _record(self, fn, args, raw, kwargs, out, is_complex):
+    def _record(self, fn, args, raw, kwargs, out, is_complex, rule=None):
         tape = self._tape
         tracked = tape.tracked
         for a in args:
@@ -176,7 +180,8 @@ class GradientTape:
             return
         if self._compiled:  # compiled code runs, begun while this tape recorded
             compiled_code_met(primitive_name(fn))
-        rule = _RULES.get(fn) or rule_of(fn)  # the table first: rule_of also asks fn itself
+        if rule is None:  # the table first: rule_of also asks fn itself
+            rule = _RULES.get(fn) or rule_of(fn)
         if rule is None:
             if not is_nondifferentiable(fn):
                 refuse_without_rule(primitive_name(fn))
@@ -454,7 +459,7 @@ def _large(records):
     each record as it is made would cost every operation more than this whole check."""
     for _, _, raw, _, out in records[:1] + records[-2:]:
         for value in (*raw, out._value):
-            if isinstance(value, np.ndarray) and value.nbytes >= _LARGE:
+            if type(value) is _NDARRAY and value.nbytes >= _LARGE:
                 return True
     return False
 

@@ -677,9 +677,10 @@ def apply(fn, *args, **kwargs):
     return _run(fn, _RAW.get(fn, fn), args, raw, kwargs, tapes)
 
 
-def _run(fn, impl, args, raw, kwargs, tapes):
+def _run(fn, impl, args, raw, kwargs, tapes, rule=None):
     """``impl``, the function behind primitive ``fn``, on ``raw``, the arrays behind
-    ``args``: a Tensor, recorded on each of ``tapes`` that follows an input."""
+    ``args``: a Tensor, recorded on each of ``tapes`` that follows an input (under
+    ``rule``, when the caller has it: else the tape looks ``fn``'s up)."""
     out = impl(*raw, **kwargs) if kwargs else impl(*raw)
     if type(out) is not _NDARRAY and not isinstance(out, _GENERIC):
         if isinstance(out, (list, tuple)):
@@ -693,7 +694,7 @@ def _run(fn, impl, args, raw, kwargs, tapes):
         kind = out.dtype.kind
         if kind in "fc":
             for tape in tapes:  # the tape keeps ``raw`` too: its backward walk reads arrays
-                tape._record(fn, args, raw, kwargs, result, kind == "c")
+                tape._record(fn, args, raw, kwargs, result, kind == "c", rule)
     return result
 
 
