@@ -5,7 +5,8 @@ with a watched input (an argument or a Tensor in a pytree argument, or a Tensor 
 trainable Variable the function captures: reads from a global, a closure cell or
 an attribute of an argument such as ``self.kernel``, itself or in a function it
 calls by name), the call is ONE tape entry whose backward step is the cached
-compiled adjoint.  Compiled code computes on arrays: a watched value that reaches
+compiled adjoint (one per leaf when it returns several results or a pytree, each
+leaf a Tensor: see ``_CompiledCall.parts``).  Compiled code computes on arrays: a watched value that reaches
 it any other way is refused (``_recording.compiled_code_met``), never dropped.  When that backward step must itself be recorded (an outer
 tape computing a higher derivative), the function is re-run eagerly under a
 tape instead, so every engine gives the eager tape's gradients.  Likewise a
@@ -19,6 +20,7 @@ once for them all, or, where that unit has none, the plain one row by row, and
 """
 import builtins
 import collections
+import copy
 import functools
 import inspect
 import numbers
@@ -36,7 +38,7 @@ from .compiler.parse import check_function, parse_function
 from .compiler.cache import CACHE, NOT_FUNCTIONS, functions_of, ranks_of
 from .ops.array_ops import identity
 from .nest import unwrapped
-from .rules.containers import CONTAINERS, dense
+from .rules.containers import CONTAINERS, Items, dense, zeros_like
 from .rules.helpers import batch_axes, batched
 from .rules.registry import Rule, Traits
 from .tape import GradientTape, UnconnectedGradients
@@ -110,7 +112,11 @@ class Function:
         entry = _CompiledCall(self, unit, y, saved, active, plain, inputs, len(args), captures)
         args = entry.tape_inputs  # Tensors, as a rule: Variables were read, pytrees taken apart
         raw = tuple([a._value if type(a) is Tensor else _raw(a) for a in args])
-        return _run(entry, entry, args, raw, None, tapes, entry.srcdiff_rule)
+        if not isinstance(y, CONTAINERS):
+            return _run(entry, entry, args, raw, None, tapes, entry.srcdiff_rule)
+        # several results, or a pytree: one entry per leaf (see _CompiledCall.part)
+        return nest.pack_sequence_as(y, [_run(part, part, args, raw, None, tapes,
+                                              part.srcdiff_rule) for part in entry.parts()])
 
     def _captures(self, args):
         """The Tensors and Variables (and pytrees holding some) the function reads
@@ -150,7 +156,7 @@ class _CompiledCall:
     for input ``i`` itself."""
 
     __slots__ = ("function", "unit", "value", "saved", "active", "raw", "inputs", "count",
-                 "captures", "owners", "tape_inputs", "direct", "_last")
+                 "captures", "owners", "tape_inputs", "direct", "part", "_last")
     srcdiff_traits = Traits(batches=True)  # a batch of adjoints: see _batch
 
     def __init__(self, function, unit, value, saved, active, raw, inputs, count, captures):
@@ -187,7 +193,32 @@ class _CompiledCall:
                         owners.append((i, j))
                         tape_inputs.append(leaf)
         self.direct = direct
+        self.part = None
         self._last = (None, None)
+
+    def parts(self):
+        """For a call whose result is a pytree (several results, a list, a dict): an
+        entry per leaf, in ``nest.flatten``'s order, sharing this call's forward pass.
+        ``part`` is ``(position among the leaves, path to the leaf)``; the backward step
+        of one leaf's entry seeds that leaf alone, the others' adjoints zero, so each
+        leaf with an adjoint costs one walk of the compiled backward pass."""
+        parts = []
+        for k, path in enumerate(nest.paths(self.value)):
+            part = copy.copy(self)
+            part.part = (k, path)
+            parts.append(part)
+        return parts
+
+    def _seeded(self, g):
+        """The adjoint of the whole result from ``g``, the adjoint of this entry's."""
+        if self.part is None:
+            return g
+        path = self.part[1]
+        g = _as_number(g, _at(self.value, path))
+        if self.unit.several:  # a tuple of results takes a tuple of adjoints
+            return tuple(_seeded(v, path[1:], g) if j == path[0] else zeros_like(v)
+                         for j, v in enumerate(self.value))
+        return _seeded(self.value, path, g)
 
     @property
     def srcdiff_rule(self):
@@ -196,12 +227,14 @@ class _CompiledCall:
         return Rule(self, (), self.function.__qualname__, argnum_vjp=self._vjp)
 
     def __call__(self, *flat):
-        return self.value
+        value = self.value if self.part is None else _at(self.value, self.part[1])
+        return np.asarray(value) if type(value) in (float, int, complex, bool) else value
 
     def _vjp(self, k, g, ans, *flat):
         seen, grads = self._last
         if seen is not g:  # the first input asked for this adjoint: every input's at once
-            if type(g) is np.ndarray and self.direct and not batch_axes():  # the common case
+            if (type(g) is np.ndarray and self.direct and self.part is None
+                    and not batch_axes()):  # the common case
                 grads = _backward(self.unit, self.saved, g, self.active, self.value)
             else:
                 grads = self._adjoints(g, flat, self.active)
@@ -223,10 +256,12 @@ class _CompiledCall:
         if active is not self.active:  # compiled with another input active: forward again
             unit, raw = self.function.units.get(self.raw, active, self._lifted())
             saved = unit.run(raw)[1]
-            return self._leaves(_backward(unit, saved, _raw(g), active, self.value))
+            return self._leaves(_backward(unit, saved, self._seeded(_raw(g)), active,
+                                          self.value))
         if isinstance(g, _ArrayLike):  # an outer tape records this: differentiate eagerly
             return self._eager_vjp(g, flat)
-        return self._leaves(_backward(self.unit, self.saved, g, active, self.value))
+        return self._leaves(_backward(self.unit, self.saved, self._seeded(g), active,
+                                      self.value))
 
     def _lifted(self):
         return tuple(e for e, _ in self.captures)
@@ -238,7 +273,9 @@ class _CompiledCall:
         it has one; else row by row, which ``cache_info().row_by_row`` reports."""
         why = "an outer tape records the jacobian: each row is differentiated eagerly"
         units = self.function.units
-        if not isinstance(g, _ArrayLike) or active is not self.active:
+        if self.part is not None:
+            why = "it returns several results (a pytree)"
+        elif not isinstance(g, _ArrayLike) or active is not self.active:
             unit, raw = units.get(self.raw, active, self._lifted(), batched=True)
             why = unit.not_batched
             if unit.backward_rows is not None:
@@ -286,6 +323,8 @@ class _CompiledCall:
         with GradientTape() as tape:
             tape.watch(sources)
             y = exactly(self.function.python_function, *args)
+        if self.part is not None:
+            y = nest.flatten(y)[self.part[0]]
         grads = tape.gradient(y, sources, output_gradients=g)
         # a captured Variable read under two expressions (W, helper/W) is two inputs of
         # the compiled code, but one source here: its gradient counts once
@@ -411,16 +450,37 @@ class Units:
                          self.row_by_row)
 
 
+def _at(value, path):
+    """The leaf of the pytree ``value`` at ``path`` (see ``nest.paths``)."""
+    for key in path:
+        value = value[key]
+    return value
+
+
+def _seeded(like, path, g):
+    """The adjoint of ``like`` that is ``g`` at the leaf ``path``, zero elsewhere (Items
+    hold the adjoints of the items they have, the others are zero)."""
+    if not path:
+        return g
+    return Items(like, {path[0]: _seeded(like[path[0]], path[1:], g)})
+
+
+def _as_number(g, y):
+    """The tape's seed ``g`` (a 0-d array) as the number the compiled code made ``y``:
+    the adjoint of a number is a number there."""
+    if type(g) is np.ndarray and g.ndim == 0 and type(y) in (np.float64, float) and (
+            g.dtype == np.float64):
+        return g[()]
+    return g
+
+
 def _backward(unit, saved, g, active, y=None, rows=False):
     """The compiled adjoints of the active inputs, by input position; ``rows``: of
     each of a batch ``g`` of adjoints, by one batched walk."""
     if rows:
         grads = unit.backward_batch(saved, g)
     else:
-        if type(g) is np.ndarray and g.ndim == 0 and type(y) in (np.float64, float) and (
-                g.dtype == np.float64):
-            g = g[()]  # the tape's seed for a number: the number the code made it for takes
-        grads = unit.backward(saved, g)
+        grads = unit.backward(saved, _as_number(g, y))
     if active.count(True) == 1:
         return {active.index(True): grads}
     return dict(zip([k for k, a in enumerate(active) if a], grads))
@@ -573,11 +633,20 @@ def _sources(value):
 
 
 def _as_output(y, inputs):
-    if any(isinstance(v, _ArrayLike) for v in inputs):
-        if isinstance(y, tuple):
-            return tuple(Tensor(np.asarray(v)) for v in y)
-        return Tensor(np.asarray(y))
-    return y
+    """The result of a call no tape records: Tensors (each leaf of a pytree) when an
+    input was one, as TensorFlow returns them; else what the code computed."""
+    if not any(isinstance(v, _ArrayLike) for v in inputs):
+        return y
+    if isinstance(y, CONTAINERS):
+        return nest.pack_sequence_as(y, [_as_tensor(v) for v in nest.flatten(y)])
+    return Tensor(np.asarray(y))
+
+
+def _as_tensor(leaf):
+    """A leaf of a result as a Tensor, if it is an array or a number."""
+    if isinstance(leaf, (np.ndarray, np.generic, float, int, complex)):
+        return Tensor(np.asarray(leaf))
+    return leaf
 
 
 def by_position(fn, args, kwargs):

@@ -21,6 +21,16 @@ def flatten(structure):
     return [structure]
 
 
+def paths(structure):
+    """The path of each leaf of ``structure`` (the keys and positions that lead to it
+    from the top), in :func:`flatten`'s order."""
+    if isinstance(structure, dict):
+        return [(key,) + p for key in sorted(structure) for p in paths(structure[key])]
+    if isinstance(structure, (list, tuple)):
+        return [(i,) + p for i, item in enumerate(structure) for p in paths(item)]
+    return [()]
+
+
 def pack_sequence_as(structure, leaves):
     """``leaves`` rebuilt into the shape of ``structure``."""
     it = iter(leaves)
