@@ -68,18 +68,20 @@ class Function:
             return self
         return functools.partial(self.__call__, instance)
 
-    def __call__(self, *args):
+    def __call__(self, *args, **kwargs):
         if self._eager:
-            return exactly(self.python_function, *args)
+            return exactly(self.python_function, *args, **kwargs)
         try:
-            return self._call(args)
+            # compiled code takes every parameter by position (as ``by_position`` says)
+            return self._call(by_position(self.python_function, args, kwargs) if kwargs
+                              else args)
         except CompileError as error:
             if self.fallback != "eager":
                 raise for_user(error)  # srcdiff's frames are hidden: SRCDIFF_DEBUG=1 shows them
             warnings.warn(f"srcdiff cannot compile {self.__qualname__}; running it on the "
                           f"eager tape instead:\n{error}", stacklevel=2)
             self._eager = True
-            return exactly(self.python_function, *args)
+            return exactly(self.python_function, *args, **kwargs)
 
     def cache_info(self):
         """This function's hits and misses, how many compiled units of it the cache holds,
@@ -322,7 +324,8 @@ class _CompiledCall:
         sources = [copies[k] if k in copies else self._captured(k) for k in watched]
         with GradientTape() as tape:
             tape.watch(sources)
-            y = exactly(self.function.python_function, *args)
+            positional, keywords = by_keyword(self.function.python_function, args)
+            y = exactly(self.function.python_function, *positional, **keywords)
         if self.part is not None:
             y = nest.flatten(y)[self.part[0]]
         grads = tape.gradient(y, sources, output_gradients=g)
@@ -657,7 +660,23 @@ def by_position(fn, args, kwargs):
     signature = inspect.signature(inspect.unwrap(getattr(fn, "python_function", fn)))
     bound = signature.bind(*args, **kwargs)
     bound.apply_defaults()
-    return [bound.arguments[p.name] for p in signature.parameters.values()]
+    out = []
+    for p in signature.parameters.values():
+        value = bound.arguments[p.name]
+        if p.kind is p.VAR_POSITIONAL:  # *rest: its items, as a positional call passes them
+            out.extend(value)
+        else:
+            out.append(value)
+    return out
+
+
+def by_keyword(fn, args):
+    """``(positional, keywords)`` of a call of ``fn`` from ``args`` as compiled code
+    takes them (see ``by_position``): the keyword-only parameters' values by name."""
+    code = fn.__code__
+    names = code.co_varnames[code.co_argcount:code.co_argcount + code.co_kwonlyargcount]
+    count = len(args) - len(names)
+    return list(args[:count]), dict(zip(names, args[count:]))
 
 
 def with_defaults(fn, args):

@@ -151,3 +151,72 @@ def test_what_kwargs_does_not_model_is_refused(fn):
     with pytest.raises(sd.CompileError) as info:
         sd.grad(fn)(X.copy())
     assert info.value.hint
+
+
+def layer(x, w, *, scale=1.0, training=False):
+    y = np.tanh(x * w) * scale
+    if training:
+        y = y * 0.5
+    return np.sum(y)
+
+
+def _eager_gradient(fn, x, w, **kwargs):
+    with sd.GradientTape() as tape:
+        tape.watch([x, w])
+        y = fn(x, w, **kwargs)
+    return y, tape.gradient(y, [x, w])
+
+
+@pytest.mark.parametrize("kwargs", [{}, {"training": True}, {"scale": 3.0},
+                                    {"scale": 2.0, "training": True}], ids=str)
+def test_an_sd_function_called_with_keywords_under_a_tape(kwargs):
+    x, w = sd.constant(X), sd.constant(np.array([0.5, 2.0, -1.0]))
+    got, (gx, gw) = _eager_gradient(sd.function(layer), x, w, **kwargs)
+    want, (ex, ew) = _eager_gradient(layer, x, w, **kwargs)
+    np.testing.assert_allclose(got.numpy(), want.numpy(), rtol=1e-12)
+    np.testing.assert_allclose(gx.numpy(), ex.numpy(), rtol=1e-12)
+    np.testing.assert_allclose(gw.numpy(), ew.numpy(), rtol=1e-12)
+    # the arguments by name too, outside a tape
+    np.testing.assert_allclose(sd.function(layer)(w=w, x=x, **kwargs).numpy(), want.numpy(),
+                               rtol=1e-12)
+
+
+def test_keywords_in_a_second_derivative_through_an_sd_function():
+    f = sd.function(layer)
+    x, w = sd.constant(X), sd.constant(np.array([0.5, 2.0, -1.0]))
+    with sd.GradientTape() as outer:
+        outer.watch(x)
+        with sd.GradientTape() as inner:
+            inner.watch(x)
+            y = f(x, w, scale=3.0)
+        d = inner.gradient(y, x)
+    t = np.tanh(X * w.numpy())  # d = 3 w (1 - t^2); its derivative -6 w^2 t (1 - t^2)
+    np.testing.assert_allclose(outer.gradient(d, x).numpy(),
+                               -6.0 * w.numpy() ** 2 * t * (1 - t ** 2), rtol=1e-10)
+
+
+def test_keywords_of_an_sd_function_method():
+    class Model:
+        def __init__(self):
+            self.w = sd.Variable(np.array([0.5, 2.0, -1.0]))
+
+        @sd.function
+        def __call__(self, x, training=False):
+            y = np.sum(np.sin(self.w * x))
+            return y * 2.0 if training else y
+
+    m = Model()
+    for training in (False, True):
+        with sd.GradientTape() as tape:
+            y = m(sd.constant(X), training=training)
+        want = np.cos(m.w.numpy() * X) * X * (2.0 if training else 1.0)
+        np.testing.assert_allclose(tape.gradient(y, m.w).numpy(), want, rtol=1e-12)
+
+
+def rests(x, *rest):
+    return np.sum(x) * (1.0 + sum(rest))
+
+
+def test_a_star_args_function_called_by_keyword():
+    np.testing.assert_allclose(sd.grad(rests)(x=X), np.ones(3))
+    np.testing.assert_allclose(sd.grad(rests)(X, 1.0, 2.0), np.full(3, 4.0))
