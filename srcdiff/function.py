@@ -113,7 +113,8 @@ class Function:
         y, saved = unit.run(raw)
         if True not in active:
             return _as_output(y, inputs)
-        entry = _CompiledCall(self, unit, y, saved, active, plain, inputs, len(args), captures)
+        entry = _CompiledCall(self, unit, y, saved, active, plain, inputs, len(args), captures,
+                              len(tapes) == 1)
         return apply(entry, *entry.tape_inputs)
 
     def _captures(self, args):
@@ -154,11 +155,13 @@ class _CompiledCall:
     for input ``i`` itself."""
 
     __slots__ = ("function", "unit", "value", "saved", "active", "raw", "inputs", "count",
-                 "captures", "owners", "tape_inputs", "direct", "_last")
+                 "captures", "owners", "tape_inputs", "direct", "_last", "alone")
     srcdiff_traits = Traits(batches=True)  # a batch of adjoints: see _batch
 
-    def __init__(self, function, unit, value, saved, active, raw, inputs, count, captures):
+    def __init__(self, function, unit, value, saved, active, raw, inputs, count, captures,
+                 alone=False):
         self.function = function
+        self.alone = alone            # made while one tape recorded: no other holds it
         self.unit = unit
         self.value = value
         self.saved = saved
@@ -227,6 +230,11 @@ class _CompiledCall:
             return self._leaves(_backward(unit, saved, _raw(g), active, self.value))
         if isinstance(g, _ArrayLike):  # an outer tape records this: differentiate eagerly
             return self._eager_vjp(g, flat)
+        if self.saved is None:  # spent below: a walk asks each entry once (bug, made loud)
+            raise RuntimeError(f"the tape of {self.function.__qualname__} was walked once")
+        if self.alone and STATE.taking:  # this walk is the tape's last: the unit may free
+            taken, self.saved = [self.saved], None  # its saved values as it goes
+            return self._leaves(_backward(self.unit, taken, g, active, self.value))
         return self._leaves(_backward(self.unit, self.saved, g, active, self.value))
 
     def _lifted(self):
@@ -414,14 +422,16 @@ class Units:
 
 def _backward(unit, saved, g, active, y=None, rows=False):
     """The compiled adjoints of the active inputs, by input position; ``rows``: of
-    each of a batch ``g`` of adjoints, by one batched walk."""
+    each of a batch ``g`` of adjoints, by one batched walk.  ``saved``: the tape, or a
+    list holding it when this walk is its last (see ``Unit.spend``)."""
     if rows:
         grads = unit.backward_batch(saved, g)
     else:
         if type(g) is np.ndarray and g.ndim == 0 and type(y) in (np.float64, float) and (
                 g.dtype == np.float64):
             g = g[()]  # the tape's seed for a number: the number the code made it for takes
-        grads = unit.backward(saved, g)
+        # a list holds a tape walked once: the unit empties it (Unit.spend)
+        grads = unit.spend(saved, g) if type(saved) is list else unit.backward(saved, g)
     grads = grads if sum(active) > 1 else (grads,)
     return dict(zip([k for k, a in enumerate(active) if a], grads))
 
