@@ -13,6 +13,10 @@ class _State(threading.local):
         # > 0 while srcdiff runs code written for the compiler on the tape, where a
         # Python number made of a followed Tensor is refused (see eager_numbers.py)
         self.exact = 0
+        # True while a backward walk that takes its tape's records runs (a tape used
+        # once, while no tape records): a rule recorded on that tape only is asked for
+        # this walk only, and may consume what it alone holds (function.py's tapes)
+        self.taking = False
 
     @property
     def compiled(self):

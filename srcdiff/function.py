@@ -111,7 +111,8 @@ class Function:
         y, saved = unit.run(raw)
         if True not in active:
             return _as_output(y, inputs)
-        entry = _CompiledCall(self, unit, y, saved, active, plain, inputs, len(args), captures)
+        entry = _CompiledCall(self, unit, y, saved, active, plain, inputs, len(args), captures,
+                              len(tapes) == 1)
         args = entry.tape_inputs  # Tensors, as a rule: Variables were read, pytrees taken apart
         raw = tuple([a._value if type(a) is Tensor else _raw(a) for a in args])
         if not isinstance(y, CONTAINERS):
@@ -158,11 +159,13 @@ class _CompiledCall:
     for input ``i`` itself."""
 
     __slots__ = ("function", "unit", "value", "saved", "active", "raw", "inputs", "count",
-                 "captures", "owners", "tape_inputs", "direct", "part", "_last")
+                 "captures", "owners", "tape_inputs", "direct", "part", "_last", "alone")
     srcdiff_traits = Traits(batches=True)  # a batch of adjoints: see _batch
 
-    def __init__(self, function, unit, value, saved, active, raw, inputs, count, captures):
+    def __init__(self, function, unit, value, saved, active, raw, inputs, count, captures,
+                 alone=False):
         self.function = function
+        self.alone = alone            # made while one tape recorded: no other holds it
         self.unit = unit
         self.value = value
         self.saved = saved
@@ -237,7 +240,7 @@ class _CompiledCall:
         if seen is not g:  # the first input asked for this adjoint: every input's at once
             if (type(g) is np.ndarray and self.direct and self.part is None
                     and not batch_axes()):  # the common case
-                grads = _backward(self.unit, self.saved, g, self.active, self.value)
+                grads = _backward(self.unit, self._walked(), g, self.active, self.value)
             else:
                 grads = self._adjoints(g, flat, self.active)
             self._last = (g, grads)
@@ -262,8 +265,21 @@ class _CompiledCall:
                                           self.value))
         if isinstance(g, _ArrayLike):  # an outer tape records this: differentiate eagerly
             return self._eager_vjp(g, flat)
-        return self._leaves(_backward(self.unit, self.saved, self._seeded(g), active,
-                                      self.value))
+        return self._leaves(_backward(self.unit, self._walked(spend=False), self._seeded(g),
+                                      active, self.value))
+
+    def _walked(self, spend=True):
+        """The saved values for a walk of the backward pass: in a list the unit empties
+        as it goes (``Unit.spend``, which frees each after its last read) when this walk
+        is their last (a tape used once, that no other tape recorded this call on) and
+        ``spend`` (one walk of the plain pass, not a jacobian's rows), else as they are."""
+        saved = self.saved
+        if saved is None:  # spent: a walk asks each entry once (a bug, made loud)
+            raise RuntimeError(f"the tape of {self.function.__qualname__} was walked once")
+        if spend and self.alone and STATE.taking:
+            self.saved = None
+            return [saved]
+        return saved
 
     def _lifted(self):
         return tuple(e for e, _ in self.captures)
@@ -479,11 +495,14 @@ def _as_number(g, y):
 
 def _backward(unit, saved, g, active, y=None, rows=False):
     """The compiled adjoints of the active inputs, by input position; ``rows``: of
-    each of a batch ``g`` of adjoints, by one batched walk."""
+    each of a batch ``g`` of adjoints, by one batched walk.  ``saved``: the tape, or a
+    list holding it when this walk is its last (see ``Unit.spend``)."""
     if rows:
         grads = unit.backward_batch(saved, g)
     else:
-        grads = unit.backward(saved, _as_number(g, y))
+        g = _as_number(g, y)
+        # a list holds a tape walked once: the unit empties it (Unit.spend)
+        grads = unit.spend(saved, g) if type(saved) is list else unit.backward(saved, g)
     if active.count(True) == 1:
         return {active.index(True): grads}
     return dict(zip([k for k, a in enumerate(active) if a], grads))

@@ -373,13 +373,17 @@ class GradientTape:
             # first, so that a walk cut short by an error is never reused.
             records = tape.records
             self._end_use()
-        if records is tape.records and not (traced or tape.complex) and _large(records):
-            # Used once, with large values: free now those no rule reads (see _slim).
-            # (Not with complex values: their conjugation asks each input's dtype.)
-            _slim(records)
-            _walk_entries(_taken(records), grads, source_ids, reaches, batched, False)
-        else:
-            _walk(records, grads, source_ids, reaches, traced, batched, tape.complex)
+        taking, STATE.taking = STATE.taking, records is tape.records
+        try:
+            if records is tape.records and not (traced or tape.complex) and _large(records):
+                # Used once, with large values: free now those no rule reads (see _slim).
+                # (Not with complex values: their conjugation asks each input's dtype.)
+                _slim(records)
+                _walk_entries(_taken(records), grads, source_ids, reaches, batched, False)
+            else:
+                _walk(records, grads, source_ids, reaches, traced, batched, tape.complex)
+        finally:
+            STATE.taking = taking
         get = grads.get
         return [get(id(s)) for s in sources]
 

@@ -167,7 +167,7 @@ def test_a_nested_block_shows_the_code_around_it():
 
 def test_an_elif_block_shows_its_chain():
     assert context_of(branchy, "x", 4)[:4] == ["if cond_1:", "...", "elif cond_2:",
-                                               "dx = dx + dy * y"]
+                                               "dx += into(dy, np.multiply, dy, y)"]
     assert context_of(branchy, "x", 6)[:5] == ["if cond_1:", "...", "elif cond_2:", "...",
                                                "else:"]
 

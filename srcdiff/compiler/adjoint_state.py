@@ -19,12 +19,20 @@ arms; an adjoint set on one arm only is materialised as zeros on the other.
 Nested loops are analysed once per distinct entry state (memoised), so the
 analysis takes time linear in the nesting depth.
 
+An OWNED adjoint about to be let go (that of a statement's target, whose
+contributions have read it) may also hold the last of them: :func:`reuser` finds
+which, :func:`written_into` writes it so (``runtime.into``, in place where the
+result has the array's shape and dtype).
+
 Invariant: :func:`advance` is the only place a contribution changes a state; the
 emitter and this analysis both call it, so they agree statement by statement.
 """
 import gast
 
+from . import syntax as S
 from .errors import InvariantError
+from ..rules.helpers import unbroadcast
+from .runtime import into
 
 UNSET, SET, OWNED = 0, 1, 2
 ARITHMETIC, ITEM, SCATTER, OTHER = "arithmetic", "item", "scatter", "other"
@@ -158,3 +166,65 @@ def apply(effects, state, accumulated, owned):
         else:
             _, name, how, dense = effect
             advance(state, accumulated, name, how, owned(name), dense)
+
+
+def fresh(expr, refs):
+    """Whether contribution ``expr`` is a new array that refers to no other (arithmetic
+    on arrays, or such summed back to an input's shape): what the adjoint it is
+    assigned to may own."""
+    return isinstance(_summed(expr, refs), (gast.BinOp, gast.UnaryOp))
+
+
+_UFUNCS = {gast.Add: "add", gast.Sub: "subtract", gast.Mult: "multiply",
+           gast.Div: "true_divide", gast.USub: "negative"}
+
+
+def reuser(g, exprs, refs):
+    """The index of the contribution among ``exprs`` (a statement's, in the order they
+    are added) that may be written into the owned array of adjoint ``g``, let go after
+    them: the last that reads g, if g is an operand of its outermost arithmetic (or of
+    the arithmetic ``unbroadcast`` sums back to an input's shape) and every other that
+    reads g makes a new array (one that shared g's memory, ``da = g`` of ``y = a - b``,
+    would see the write); None if none may."""
+    reading = [k for k, e in enumerate(exprs)
+               if not isinstance(e, gast.AST) or g in S.loaded_names(e)]
+    if not reading or not all(isinstance(exprs[k], gast.AST) and fresh(exprs[k], refs)
+                              for k in reading[:-1]):
+        return None
+    last = _summed(exprs[reading[-1]], refs)
+    return reading[-1] if _operands(last, g) is not None else None
+
+
+def written_into(expr, g, refs):
+    """Contribution ``expr`` (see :func:`reuser`) with its arithmetic on ``g`` as
+    ``into(g, ufunc, *operands)``."""
+    inner = _summed(expr, refs)
+    ufunc = gast.Attribute(value=S.name("np"), attr=_UFUNCS[type(inner.op)], ctx=gast.Load())
+    written = gast.Call(func=refs.bind(into, "into"), keywords=[],
+                        args=[S.name(g), ufunc] + _operands(inner, g))
+    if inner is expr:
+        return written
+    return gast.Call(func=expr.func, args=[written] + expr.args[1:], keywords=expr.keywords)
+
+
+def _summed(expr, refs):
+    """What ``unbroadcast(e, v)`` sums back to v's shape (it returns e or a new array):
+    e; else ``expr`` itself."""
+    if (isinstance(expr, gast.Call) and isinstance(expr.func, gast.Name) and expr.args
+            and refs.bound.get(expr.func.id) is unbroadcast):
+        return expr.args[0]
+    return expr
+
+
+def _operands(expr, g):
+    """The operands of ``expr``'s outermost operation if it has a ufunc (``_UFUNCS``),
+    ``g`` is one of them and the others are names or constants, else None.  (An operand
+    that is itself a new array, ``g * -(y ** 2 - 1)``, is one NumPy already writes the
+    result into, for an array large enough to matter.)"""
+    if type(getattr(expr, "op", None)) not in _UFUNCS:
+        return None
+    operands = [expr.left, expr.right] if isinstance(expr, gast.BinOp) else [expr.operand]
+    if not (any(isinstance(o, gast.Name) and o.id == g for o in operands) and all(
+            isinstance(o, (gast.Name, gast.Constant)) for o in operands)):
+        return None
+    return operands

@@ -27,7 +27,8 @@ import gast
 from ..rules import traits_of
 from ..rules.containers import join_lists, own_item, zero_adjoints, zeros_like
 from . import syntax as S
-from .adjoint_state import OTHER, OWNED, SET, UNSET, Flow, advance, join, own
+from .adjoint_state import (OTHER, OWNED, SET, UNSET, Flow, advance, join, own, reuser,
+                            written_into)
 from .analysis import Kind, refusal, target_names
 from .codegen import comment_marker, is_comment_marker
 from .errors import NotBatched
@@ -165,6 +166,7 @@ class Backward:
                 hint="Keep arrays in separate variables, or join them with np.stack or "
                      "np.concatenate.")
         g, ans = S.name(self.adjoint(x)), S.name(x)
+        g_owned = self.state.get(x) == OWNED  # x's adjoint, about to be let go
         pre = []
         version = self.version(s, op, x) if x in inputs else RESULT
         if version != RESULT and save:
@@ -179,14 +181,15 @@ class Backward:
         self.state[x] = UNSET  # x's old value has its own adjoint, zero so far
         code = pre
         late = [(v, c) for v, c in contributions if v == x]
-        for v, c in contributions:
-            if v != x:
-                code += self.contribute(v, c)
+        ordered = [(v, c) for v, c in contributions if v != x]
         if late:  # x = f(x, ...): every use of dx above is done
             total = late[0][1]
             for _, c in late[1:]:
                 total = gast.BinOp(left=total, op=gast.Add(), right=c)
-            code += self.contribute(x, total)
+            ordered.append((x, total))
+        last = reuser(g.id, [c for _, c in ordered], self.refs) if g_owned and not setup else None
+        for k, (v, c) in enumerate(ordered):
+            code += self.contribute(v, c, g.id if k == last else None)
         return code + restore
 
     def version(self, s, op, x):
@@ -248,11 +251,16 @@ class Backward:
             code += self.contribute(v, c)
         return code
 
-    def contribute(self, v, expr):
-        """The statements that add ``expr`` to the adjoint of ``v``."""
+    def contribute(self, v, expr, spent=None):
+        """The statements that add ``expr`` to the adjoint of ``v``; ``spent``: an
+        owned array that nothing reads after ``expr`` (see ``reuser``), which may hold
+        its result."""
         d = self.adjoint(v)
-        how, dense = how_of(expr)
+        how, dense = how_of(expr, self.refs)
         action = advance(self.state, self.accumulated, v, how, self.owned(v), dense)
+        negated = isinstance(expr, gast.UnaryOp) and isinstance(expr.op, gast.USub)
+        if spent is not None and not (negated and action in ("add", "iadd")):
+            expr = written_into(expr, spent, self.refs)  # (dx - dy makes no -dy at all)
         if self.rows is not None and action in ("zeros+item", "item"):
             raise NotBatched("a list's adjoint is written item by item")
         if action in ("zeros+item", "item"):  # one element of a list's adjoint
@@ -312,7 +320,7 @@ class Backward:
             if late:  # x = f(x, ...): its old value's adjoint comes last, summed
                 contributions.append((x, late[0] if len(late) == 1 else gast.BinOp(
                     left=late[0], op=gast.Add(), right=late[1])))
-        return [("add", v) + how_of(c) for v, c in contributions]
+        return [("add", v) + how_of(c, self.refs) for v, c in contributions]
 
     def owned(self, name):
         """The state of a fresh adjoint: owned, unless it is a number (never written into)."""

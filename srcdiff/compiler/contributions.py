@@ -24,7 +24,7 @@ import gast
 from ..rules import helpers, traits_of
 from ..rules.containers import WHOLE, from_array
 from . import syntax as S
-from .adjoint_state import ARITHMETIC, ITEM, OTHER, SCATTER
+from .adjoint_state import ARITHMETIC, ITEM, OTHER, SCATTER, fresh
 from .analysis import Kind, target_names
 from .errors import CompileError, NotBatched
 from .inline import rule_syntax
@@ -360,10 +360,11 @@ def helper_defaults(name):
     return {k: p.default for k, p in enumerate(params) if p.default is not p.empty}
 
 
-def how(expr):
-    """How a contribution changes its adjoint's state: (how, dense), see adjoint_state."""
+def how(expr, refs):
+    """How a contribution changes its adjoint's state: (how, dense), see adjoint_state;
+    ``refs``: the generated code's names (what ``unbroadcast`` means there)."""
     if isinstance(expr, _ListItem):
         return ITEM, OTHER
     if isinstance(expr, _Scatter):
-        return SCATTER, how(expr.dense)[0]
-    return (ARITHMETIC if isinstance(expr, (gast.BinOp, gast.UnaryOp)) else OTHER), OTHER
+        return SCATTER, how(expr.dense, refs)[0]
+    return (ARITHMETIC if fresh(expr, refs) else OTHER), OTHER

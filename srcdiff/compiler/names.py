@@ -23,9 +23,11 @@ from . import syntax as S
 # what an adjoint keeps of a value it only measures (``shape_of``), a local bound
 # only to be saved and the check of a read of it (``UNBOUND``, ``unbound``), the free
 # names' values read when the function runs (``free_values``), the copy of a view a
-# write is about to change (``snapshot``).
+# write is about to change (``snapshot``), arithmetic written into an owned adjoint
+# (``into``).
 EMITTED = frozenset({"np", "tape", "_", "range", "reversed", "len", "min", "float", "slice",
-                     "cast", "shape_of", "UNBOUND", "unbound", "free_values", "snapshot"})
+                     "cast", "shape_of", "UNBOUND", "unbound", "free_values", "snapshot",
+                     "into"})
 # Compiled callees are bound as NAME_forward and NAME_backward.
 CALLEE_SUFFIXES = ("_forward", "_backward")
 

@@ -1,4 +1,7 @@
 """Helpers that generated code calls besides the rules' own."""
+import operator
+
+import numpy as np
 
 
 class ShapeOf:
@@ -66,3 +69,30 @@ class FreeValues:
             return cell.cell_contents if cell is not None else self.globals[name]
         except (KeyError, ValueError):
             raise NameError(f"name {name!r} is not defined") from None
+
+
+_OPERATORS = {np.add: operator.add, np.subtract: operator.sub, np.multiply: operator.mul,
+              np.true_divide: operator.truediv, np.negative: operator.neg}
+
+
+def into(out, ufunc, *args):
+    """``ufunc(*args)`` (one of :data:`_OPERATORS`), computed as Python's operator
+    computes it, but written into ``out``, one of ``args``, where that is exactly the
+    same: ``out`` is an array of inexact dtype, and every other argument a Python
+    number or an array of out's dtype and shape (or a 0-d one), so the result has out's
+    shape and dtype.  Only for an ``out`` that nothing else refers to (an adjoint the
+    backward pass owns, adjoint_state.py): its old value is lost."""
+    if type(out) is np.ndarray and out.dtype.kind in "fc":
+        dtype, shape = out.dtype, out.shape
+        for a in args:
+            kind = type(a)
+            if a is out or kind is float or kind is int or kind is bool:
+                continue
+            if kind is complex and dtype.kind != "c":
+                break
+            if not (kind is np.ndarray or isinstance(a, np.generic)) or a.dtype != dtype or (
+                    a.shape != shape and a.ndim):
+                break
+        else:
+            return ufunc(*args, out=out)
+    return _OPERATORS[ufunc](*args)
