@@ -20,10 +20,12 @@ from .ops.scan_ops import cumsum  # noqa: F401
 from .ops.scatter_ops import (gather_nd, one_hot, scatter_nd, tensor_scatter_nd_add,  # noqa: F401
                               tensor_scatter_nd_sub, tensor_scatter_nd_update)
 from .ops.sort_ops import argsort, sort  # noqa: F401
+from .ops import forms  # noqa: F401  (the NumPy forms compiled code runs)
 from .api import adjoint_source, grad, jacobian, value_and_grad, vjp  # noqa: F401
 from .checking import check_grads  # noqa: F401
 from .compiler.errors import CompileError  # noqa: F401
 from .function import clear_cache, function  # noqa: F401
+from .signature import TensorSpec  # noqa: F401
 from .tape import GradientTape, UnconnectedGradients  # noqa: F401
 from .tensor import (IndexedSlices, Tensor, TensorShape, Variable, cast, constant,  # noqa: F401
                      convert_to_tensor)

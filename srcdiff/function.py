@@ -30,7 +30,7 @@ import weakref
 import gast
 import numpy as np
 
-from . import nest
+from . import nest, signature
 from ._recording import STATE
 from .compiler.errors import CompileError, for_user
 from .eager_numbers import exactly
@@ -53,12 +53,13 @@ jacobian ran the compiled backward pass once per row (None: one batched walk).""
 class Function:
     """A Python function compiled to forward and adjoint code (see the module doc)."""
 
-    def __init__(self, fn, fallback=None):
+    def __init__(self, fn, fallback=None, input_signature=None):
         if fallback not in (None, "eager"):
             raise ValueError(f"fallback must be None or 'eager', got {fallback!r}")
         functools.update_wrapper(self, fn)
         self.python_function = fn
         self.fallback = fallback
+        self.input_signature = signature.checked(input_signature)
         self._eager = False
         self._reads = None
         self.units = Units(fn, numbers=True)
@@ -66,9 +67,21 @@ class Function:
     def __get__(self, instance, owner):
         if instance is None:
             return self
-        return functools.partial(self.__call__, instance)
+        return functools.partial(self._method_call, instance)
+
+    def _method_call(self, instance, *args, **kwargs):
+        if self.input_signature is not None:  # a method's signature leaves ``self`` out
+            args, kwargs = signature.bind(self.input_signature, args, kwargs,
+                                          self.__qualname__), {}
+        return self._run(instance, *args, **kwargs)
 
     def __call__(self, *args, **kwargs):
+        if self.input_signature is not None:
+            args, kwargs = signature.bind(self.input_signature, args, kwargs,
+                                          self.__qualname__), {}
+        return self._run(*args, **kwargs)
+
+    def _run(self, *args, **kwargs):
         if self._eager:
             return exactly(self.python_function, *args, **kwargs)
         try:
@@ -111,6 +124,9 @@ class Function:
         y, saved = unit.run(raw)
         if True not in active:
             return _as_output(y, inputs)
+        if type(y) is not np.ndarray and any(isinstance(v, _ArrayLike) for v in (
+                nest.flatten(y) if isinstance(y, CONTAINERS) else (y,))):
+            _refuse_tensors(self.__qualname__)
         entry = _CompiledCall(self, unit, y, saved, active, plain, inputs, len(args), captures,
                               len(tapes) == 1)
         args = entry.tape_inputs  # Tensors, as a rule: Variables were read, pytrees taken apart
@@ -508,7 +524,11 @@ def _backward(unit, saved, g, active, y=None, rows=False):
     return dict(zip([k for k, a in enumerate(active) if a], grads))
 
 
-def function(fn=None, *, fallback=None):
+def function(fn=None, *, fallback=None, input_signature=None, autograph=True,
+             jit_compile=None, reduce_retracing=False, experimental_implements=None,
+             experimental_autograph_options=None, experimental_attributes=None,
+             experimental_relax_shapes=None, experimental_compile=None,
+             experimental_follow_type_hints=None):
     """Compile ``fn`` to forward and adjoint code; usable as ``@function`` or
     ``@function(fallback="eager")``.
 
@@ -517,6 +537,10 @@ def function(fn=None, *, fallback=None):
     adjoint (trainable Variables ``fn`` reads from globals, closures or attributes get
     gradients too).  ``fallback="eager"`` runs a function the compiler refuses on the
     tape instead, with one warning.  ``f.cache_info()`` reports its compiled units.
+    ``input_signature``, a list of ``sd.TensorSpec``, checks and converts the arguments
+    as ``tf.function`` does; TensorFlow's other options (``jit_compile``,
+    ``reduce_retracing``, ``autograph``, ``experimental_*``) say how TensorFlow builds
+    its graph, never what it computes, and are accepted for its code's sake.
     Example::
 
         >>> import numpy as np, srcdiff as sd
@@ -532,9 +556,9 @@ def function(fn=None, *, fallback=None):
         [ 4. 32.]
     """
     if fn is None:
-        return functools.partial(function, fallback=fallback)
+        return functools.partial(function, fallback=fallback, input_signature=input_signature)
     check_function(fn, "sd.function")
-    return Function(fn, fallback)
+    return Function(fn, fallback, input_signature)
 
 
 def clear_cache():
@@ -576,6 +600,18 @@ def _watched(value, tapes):
     input the call differentiates."""
     return any(any(t._tracks_any((s,)) for t in tapes) and _differentiable(s)
                for s in _sources(value))
+
+
+def _refuse_tensors(name):
+    """Compiled code computes on arrays: a Tensor in its result was made by a srcdiff
+    function it called that has no NumPy form, and recorded on no tape, so its
+    gradient would be lost."""
+    raise CompileError(
+        f"the compiled code of {name} computed a Tensor: it calls a srcdiff function "
+        "that makes Tensors (sd.constant, sd.convert_to_tensor, ...) where compiled code "
+        "computes on arrays, and the gradient through it would be lost",
+        hint="Use the NumPy function (np.asarray, np.ones, ...) inside the function, or "
+             "make the Tensor outside it and pass it as an argument.")
 
 
 def _differentiable(value):

@@ -332,6 +332,8 @@ EXAMPLES = {
                   ex(R(2, 3), R(2, 3), axis=-1)],
     stack: [ex(R(3), R(3)), ex(R(2, 3), R(2, 3), R(2, 3), axis=1), ex(R(2), R(2), axis=-1)],
     cast: [ex(R(3), np.float64)],
+    sd.constant.__numpy__: [ex(R(3))],  # its shape= forms: test_compiler_sd_ops.py
+    sd.convert_to_tensor.__numpy__: [ex(R(3)), ex(R(2, 3), np.float64)],
     unindex: [ex(R(3), np.array([0, 2, 2]), np.zeros(4)),
               ex(R(2, 2), (Ellipsis, slice(1, 3)), np.zeros((2, 4)))],
     sparse_read: [ex(R(4, 2), np.array([3, 0, 3]))],

@@ -143,7 +143,10 @@ class Describer:
                     k.value for k in node.keywords], fn=Method(node.func.attr, kwargs))
             else:
                 return unknown(node, _describe_func(node.func))
-        fn = getattr(fn, "__numpy__", fn)  # an sd.* op: its NumPy form
+        # an sd.* op: its NumPy form runs (the op itself would make Tensors of arrays
+        # under a tape) and is differentiated
+        numpy_form = getattr(fn, "__numpy__", None)
+        fn = numpy_form or fn
         if inspect.isfunction(getattr(fn, "python_function", None)):
             fn = fn.python_function  # an @sd.function: compiled as the function it wraps
         if fn in SEQUENCE_FORMS and node.args and isinstance(node.args[0], (gast.List,
@@ -167,9 +170,6 @@ class Describer:
             fn = expansion  # several results (np.linalg.eigh): a def, compiled as a call
         if fn in _BUILTIN_PRIMITIVES and len(node.args) == (1 if fn is abs else 2) and not kwargs:
             return self.primitive(_BUILTIN_PRIMITIVES[fn], node.args, kwargs, node)
-        numpy_form = getattr(fn, "__numpy__", None)
-        if numpy_form is not None:  # an sd.* op: its NumPy form runs and is differentiated
-            fn = numpy_form
         if rules.rule_of(fn) is not None or rules.is_nondifferentiable(fn):
             op = self.primitive(fn, list(node.args), kwargs, node)
         elif inspect.isfunction(fn) and not is_library(fn):
