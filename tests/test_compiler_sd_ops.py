@@ -25,6 +25,12 @@ BODIES = {
     "cast": lambda x: np.sum(sd.cast(x, sd.float32) * 2.0),
     "stop_gradient": lambda x: np.sum(sd.stop_gradient(x) * x),
     "eye": lambda x: np.sum(sd.eye(3) @ x),
+    "concat": lambda x: sd.reduce_sum(sd.concat([x, x * 2.0], axis=0) ** 2),
+    "stack": lambda x: sd.reduce_sum(sd.stack([x, sd.sin(x)], axis=1) ** 2),
+    "einsum": lambda x: sd.reduce_sum(sd.einsum("i,i->", x, x) * x),
+    "sparse_cross_entropy": lambda x: sd.reduce_sum(
+        sd.nn.sparse_softmax_cross_entropy_with_logits(labels=np.array([2]),
+                                                       logits=sd.reshape(x * x, [1, 3]) + x)),
 }
 
 

@@ -123,6 +123,17 @@ class Describer:
         return Op(Kind.PRIMITIVE, bound[0], rule=rule, kwargs=bound[1], fn=fn)
 
     def call(self, node):
+        op = self._call(node)
+        try:
+            form = getattr(self.resolve(node.func), "__numpy__", None)
+        except KeyError:
+            return op
+        if form is not None and op.forward is None and op.kind is not Kind.CALL and (
+                op is not NONE):
+            op.forward = form  # an sd.* op runs as its NumPy form: on arrays, it makes
+        return op            # Tensors (unrecorded, under a tape)
+
+    def _call(self, node):
         kwargs = {k.arg: k.value for k in node.keywords}
         if getattr(node, "srcdiff_keys", False):  # list(d) of a loop over d.items()
             return NONE
@@ -143,12 +154,7 @@ class Describer:
                     k.value for k in node.keywords], fn=Method(node.func.attr, kwargs))
             else:
                 return unknown(node, _describe_func(node.func))
-        # an sd.* op: its NumPy form runs (the op itself would make Tensors of arrays
-        # under a tape) and is differentiated
-        numpy_form = getattr(fn, "__numpy__", None)
-        fn = numpy_form or fn
-        if inspect.isfunction(getattr(fn, "python_function", None)):
-            fn = fn.python_function  # an @sd.function: compiled as the function it wraps
+        fn = compiled_as(fn)
         if fn in SEQUENCE_FORMS and node.args and isinstance(node.args[0], (gast.List,
                                                                               gast.Tuple)):
             args = list(node.args[0].elts)
@@ -178,7 +184,8 @@ class Describer:
             op = unknown(node, rules.registry.primitive_name(fn))
             op.fn = fn
             return op
-        op.forward = cast if fn is cast else numpy_form  # x.astype(t) is cast(x, t): bound
+        if fn is cast:
+            op.forward = cast  # x.astype(t) is cast(x, t): bound
         return op
 
     def bind(self, fn, node):
@@ -288,6 +295,14 @@ def refusal(source_map, s, op):
         s, f"cannot differentiate {what}: it has no derivative rule and no Python source",
         hint="Use a NumPy or srcdiff op that has a rule, or register one with "
              "@sd.register_gradient.")
+
+
+def compiled_as(fn):
+    """What compiled code differentiates for a call of ``fn``: an sd.* op's NumPy form,
+    the Python function an ``@sd.function`` wraps, else ``fn`` itself."""
+    fn = getattr(fn, "__numpy__", fn)
+    python = getattr(fn, "python_function", None)
+    return python if inspect.isfunction(python) else fn
 
 
 def is_library(fn):

@@ -47,7 +47,7 @@ import gast
 
 from .. import rules
 from . import syntax as S
-from .analysis import is_library
+from .analysis import compiled_as, is_library
 from .binding import CallBinder, has_keyword_only, positional_names
 from .kwargs import takes_kwargs
 from .local_functions import as_def, lambda_as_def
@@ -305,7 +305,7 @@ class _Converter:
             fn = self.parsed.resolve(call.func)
         except KeyError:
             return None
-        fn = getattr(fn, "python_function", fn)  # compiled, as analysis.Describer does
+        fn = compiled_as(fn)  # as analysis.Describer reads it
         user = inspect.isfunction(fn) and not is_library(fn) and rules.rule_of(
             fn) is None and not rules.is_nondifferentiable(fn)
         return fn if user else None

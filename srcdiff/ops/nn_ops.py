@@ -42,15 +42,18 @@ def softmax_cross_entropy_with_logits(labels, logits, axis=-1, name=None):
 def sparse_softmax_cross_entropy_with_logits(labels, logits, name=None):
     """Cross entropy of integer class ``labels`` against ``logits`` [..., classes]."""
     from ..tensor import convert_to_tensor
-    logits = convert_to_tensor(logits)
+    return _sparse_cross_entropy(labels, convert_to_tensor(logits))
+
+
+def _sparse_cross_entropy(labels, logits, name=None):
     labels = np.asarray(labels)
     logp = rules.log_softmax(logits, axis=-1)
-    flat = np.reshape(logp, (-1, logp.shape[-1]))
+    flat = np.reshape(logp, (-1, np.shape(logp)[-1]))
     picked = flat[np.arange(labels.size), labels.reshape(-1)]
     return -np.reshape(picked, labels.shape)
 
 
-sparse_softmax_cross_entropy_with_logits.__numpy__ = sparse_softmax_cross_entropy_with_logits
+sparse_softmax_cross_entropy_with_logits.__numpy__ = _sparse_cross_entropy
 
 
 def _float(features):
