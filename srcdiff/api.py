@@ -6,6 +6,7 @@ on plain arrays.
 """
 import functools
 import inspect
+import numbers
 
 import numpy as np
 
@@ -13,11 +14,12 @@ from .compiler.errors import entry_point
 from .compiler.parse import check_function
 from .compiler.cache import CACHE
 from .compiler.errors import InvariantError
+from . import nest
 from .nest import unwrapped as _raw
 from .view import AdjointSource
 from .rules.containers import CONTAINERS, Items, dense, zeros_like
 from .function import (DERIVATIVES, Derivative, Units, by_position, frozen,
-                       is_scalar as _is_scalar, on_tapes, on_tensors, recorded, split_aux,
+                       is_scalar as _is_scalar, on_tapes, one_array, on_tensors, recorded, split_aux,
                        with_defaults)
 
 
@@ -36,8 +38,11 @@ def _positions(fn, wrt):
                 raise ValueError(f"{fn.__qualname__} has no parameter {w!r}; "
                                  f"its parameters are {params}")
             positions.append(params.index(w))
-        elif isinstance(w, int) and -len(params) <= w < len(params):
-            positions.append(w % len(params))
+        elif isinstance(w, (bool, np.bool_)) or not isinstance(w, numbers.Integral):
+            raise TypeError(f"wrt must be an int or a parameter name (or a tuple of them), "
+                            f"got {w!r}")  # wrt=True: most likely has_aux=True was meant
+        elif -len(params) <= w < len(params):
+            positions.append(int(w) % len(params))
         else:
             raise ValueError(f"wrt={w!r} is not a parameter of {fn.__qualname__}, which "
                              f"takes {params}")
@@ -47,6 +52,29 @@ def _positions(fn, wrt):
 def _prepare(units, args):
     args = [a if type(a) in _PLAIN else _raw(a) for a in with_defaults(units.fn, args)]
     return units.get(args)
+
+
+def _require_numbers(fn, args, positions):
+    """Raise TypeError unless each argument at ``positions`` is a number, an array of
+    numbers, or a pytree of them (``None`` leaves pass): the gradient of a string, an
+    object or a bool is undefined, not zero (JAX refuses them too)."""
+    for i in positions:
+        arg = args[i]
+        kind = type(arg)
+        if kind is float or kind is np.ndarray and arg.dtype.kind in "fc":
+            continue  # the common cases, from attributes
+        nested = isinstance(arg, CONTAINERS)
+        for leaf in nest.flatten(arg) if nested else (arg,):
+            if _is_scalar(leaf) or leaf is None and nested or getattr(
+                    leaf, "dtype", _OBJECT).kind in "iufc" and not isinstance(leaf, str):
+                continue
+            what = f"holds {_describe(leaf)}" if nested else f"is {_describe(leaf)}"
+            raise TypeError(f"argument {i} of {fn.__qualname__} {what}, which has no "
+                            "gradient: differentiate numbers and arrays of numbers (or "
+                            "pytrees of them), and leave other arguments out of wrt")
+
+
+_OBJECT = np.dtype(object)
 
 
 def _like(g, arg):
@@ -201,7 +229,8 @@ def value_and_grad(f, wrt=0, has_aux=False, verbose=False):
         if taped is not None:  # an outer tape must see how the gradient depends on them
             return on_tensors(derivative, taped)
         unit, raw = _prepare(units, args)
-        y, *taken = unit.run(raw)  # the tape, walked once: the backward pass frees it
+        y, *taken = unit.run(raw)
+        _require_numbers(f, raw, order)  # after the run, whose errors say more  # the tape, walked once: the backward pass frees it
         if has_aux:
             seed = _scalar_output(f, split_aux(f, y)[0])
             grads = unit.spend(taken, _aux_cotangent(unit, y, seed))
@@ -349,10 +378,13 @@ def jacobian(f, wrt=0):
         if taped is not None:  # an outer tape must see how the Jacobian depends on them
             return on_tensors(derivative, taped)
         unit, raw = _prepare(units, args)
+        order = sorted(set(positions))
         y, tape = unit.run(raw)
+        _require_numbers(f, raw, order)
+        if isinstance(y, tuple):
+            raise TypeError(one_array(f))
         _numeric_output(f, y)
         y = np.asarray(y)
-        order = sorted(set(positions))
         seeds = np.eye(y.size, dtype=y.dtype if y.dtype.kind in "fc" else float)
         seeds = seeds.reshape((y.size,) + y.shape)  # one cotangent per element of y
         shapes = [np.shape(raw[i]) for i in order]

@@ -113,6 +113,12 @@ class Function:
         y, saved = unit.run(raw)
         if True not in active:
             return _as_output(y, inputs)
+        if isinstance(y, CONTAINERS):
+            raise CompileError(
+                f"{self.__qualname__} returned a {type(y).__name__} under a tape that "
+                "watches its inputs: a compiled call is one tape entry with one result",
+                hint="Return one array (call it once per result), or decorate it with "
+                     "@sd.function(fallback=\"eager\") to run it on the tape.")
         entry = _CompiledCall(self, unit, y, saved, active, plain, inputs, len(args), captures)
         return apply(entry, *entry.tape_inputs)
 
@@ -742,9 +748,7 @@ def _differentiate(derivative, form, args):
     zero = UnconnectedGradients.ZERO
     if kind == "jacobian":
         if isinstance(y, tuple):
-            raise TypeError(f"sd.jacobian needs a function returning one array, but "
-                            f"{fn.__qualname__} returned a tuple; for a tuple of gradients, "
-                            "take the jacobian of one sd.grad per argument")
+            raise TypeError(one_array(fn))
         grads = [tape.jacobian(y, s, unconnected_gradients=zero) for s in sources]
     else:
         if isinstance(y, tuple) or np.size(_raw(y)) != 1:
@@ -756,6 +760,13 @@ def _differentiate(derivative, form, args):
     if has_aux:
         return ((y, aux), grads) if kind == "value_and_grad" else (grads, aux)
     return (y, grads) if kind == "value_and_grad" else grads
+
+
+def one_array(fn):
+    """Why ``sd.jacobian`` of ``fn``, which returned a tuple, is refused."""
+    return (f"sd.jacobian needs a function returning one array, but {fn.__qualname__} "
+            "returned a tuple; take the jacobian of each result in a function of its own "
+            "(for a tuple of gradients, of one sd.grad per argument)")
 
 
 def _source_copy(value):

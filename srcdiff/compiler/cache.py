@@ -20,6 +20,7 @@ from .errors import CompileError
 from .parse import SYNTAX_LOCK, require_function
 from .recursion import Recursive
 from .driver import compile_unit
+from .codegen import release
 
 
 class Cache:
@@ -100,7 +101,7 @@ class Cache:
             with self._lock:
                 self.misses += 1
                 self.units.setdefault(fn, {})[key] = built
-                weakref.finalize(built, linecache.cache.pop, built.filename, None)
+                weakref.finalize(built, release, built.filename)
                 # set after building: compiling the callees records their misses first
                 self.last_miss = why
         return built, why

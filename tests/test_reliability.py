@@ -1,0 +1,164 @@
+"""Reliability: odd but legal programs, misuse, threads and memory, on both engines.
+
+Each test comes from a probe that found a wrong number, a silent ``None``, an unclear
+error or a leak; the gradients are checked against analytic values."""
+import gc
+
+import numpy as np
+import pytest
+
+import srcdiff as sd
+
+X = np.linspace(-1.0, 1.0, 5)
+
+
+# --- defaults are Python's values, not their expressions evaluated again ---
+
+K = 3.0
+
+
+def scaled(x, c=K * 2):  # c is 6.0, whatever K is bound to later
+    return np.sum(np.cos(x) * c)
+
+
+def calls_scaled(x):
+    return scaled(x)
+
+
+class Scaler:
+    def apply(self, x, c=K * 2):
+        return np.sum(np.cos(x) * c)
+
+
+SCALER = Scaler()
+
+
+def calls_method(x):
+    return SCALER.apply(x)
+
+
+K = 100.0  # rebound after the defs: their defaults stay 6.0
+
+
+@pytest.mark.parametrize("fn", [scaled, calls_scaled, calls_method])
+def test_default_from_a_global_rebound_since(fn):
+    np.testing.assert_allclose(sd.grad(fn)(X), -6.0 * np.sin(X))
+
+
+def test_default_naming_a_closure_variable():
+    def make(k):
+        def f(x, c=k * 2):  # a name the generated module cannot see
+            return np.sum(np.cos(x) * c)
+        return f
+
+    np.testing.assert_allclose(sd.grad(make(1.5))(X), -3.0 * np.sin(X))
+    np.testing.assert_allclose(sd.function(make(2.0))(X), np.sum(np.cos(X) * 4.0))
+
+
+# --- @sd.function under a tape ---
+
+@sd.function
+def tf_ops(x, w):
+    return sd.reduce_sum(sd.tanh(x * w))  # TensorFlow-named ops return Tensors
+
+
+def test_function_of_tensorflow_ops_under_a_tape():
+    x, w = sd.constant(X), sd.Variable(np.full(5, 0.5))
+    with sd.GradientTape() as tape:
+        tape.watch(x)
+        y = tf_ops(x, w)
+    dx, dw = tape.gradient(y, [x, w])
+    d = 1 - np.tanh(X * 0.5) ** 2
+    np.testing.assert_allclose(dx.numpy(), d * 0.5)
+    np.testing.assert_allclose(dw.numpy(), d * X)
+
+
+@sd.function
+def pair(x):
+    return np.sum(x * x), np.sum(np.sin(x))
+
+
+def test_function_returning_a_tuple_under_a_tape_is_refused():
+    x = sd.constant(X)
+    with sd.GradientTape() as tape:
+        tape.watch(x)
+        with pytest.raises(sd.CompileError, match="one result"):
+            pair(x)
+    a, b = pair(X)  # outside a tape it runs
+    assert np.isclose(a, np.sum(X * X)) and np.isclose(b, np.sum(np.sin(X)))
+
+
+def test_function_returning_a_tuple_falls_back_to_the_tape():
+    f = sd.function(pair.python_function, fallback="eager")
+    x = sd.constant(X)
+    with pytest.warns(UserWarning, match="eager"):
+        with sd.GradientTape(persistent=True) as tape:
+            tape.watch(x)
+            a, b = f(x)
+    np.testing.assert_allclose(tape.gradient(a, x).numpy(), 2 * X)
+    np.testing.assert_allclose(tape.gradient(b, x).numpy(), np.cos(X))
+
+
+# --- memory ---
+
+def test_a_function_compiled_again_and_again_reuses_its_file_names():
+    """CPython keeps ~80 bytes for each distinct file name it compiled: a closure made
+    and differentiated in a loop must not make a new one each time."""
+    from srcdiff.compiler.cache import CACHE
+
+    def make(k):
+        def f(x):
+            return np.sum(np.sin(x) * k)
+        return f
+
+    names = set()
+    for k in range(4):
+        f = make(float(k))
+        np.testing.assert_allclose(sd.grad(f)(X), np.cos(X) * k)
+        names |= {unit.filename for unit in CACHE.units[f].values()}
+        del f  # its units, and their names, are freed with it (a compile leaves
+        gc.collect()  # cycles of syntax records that refer to it for the collector)
+    assert len(names) == 1, names
+
+
+# --- bad input: a clear error of the documented type, never a made-up gradient ---
+
+def total(a, b):
+    return np.sum(a * b)
+
+
+@pytest.mark.parametrize("wrt", [1.0, None, True, np.bool_(False), (0, 1.0)])
+def test_wrt_of_the_wrong_type_is_a_type_error(wrt):
+    with pytest.raises(TypeError, match="wrt must be an int or a parameter name"):
+        sd.grad(total, wrt)
+
+
+def test_wrt_may_be_a_numpy_integer():
+    a, b = X, 3.0 * X
+    np.testing.assert_allclose(sd.grad(total, wrt=np.int64(1))(a, b), a)
+    np.testing.assert_allclose(sd.jacobian(lambda x: x * 2, wrt=np.int32(0))(a), 2 * np.eye(5))
+
+
+def ignores_its_first(s, x):
+    return np.sum(x * x)
+
+
+@pytest.mark.parametrize("arg", ["abc", None, object(), True, np.array([True, False]),
+                                 {"w": X, "name": "dense"}],
+                         ids=["str", "None", "object", "bool", "bool array", "str leaf"])
+@pytest.mark.parametrize("derivative", [sd.grad, sd.value_and_grad, sd.jacobian])
+def test_an_argument_that_is_not_numbers_has_no_gradient(derivative, arg):
+    with pytest.raises(TypeError, match="argument 0 of ignores_its_first .*no gradient"):
+        derivative(ignores_its_first, wrt=0)(arg, X)
+    # left out of wrt, it is any value the function accepts
+    np.testing.assert_allclose(sd.grad(ignores_its_first, wrt=1)(arg, X), 2 * X)
+
+
+def test_jacobian_of_a_tuple_is_refused_on_both_engines():
+    def two(x):
+        return x, x * 2
+
+    with pytest.raises(TypeError, match="one array"):
+        sd.jacobian(two)(X)  # compiled: was the jacobian of the two stacked
+    with pytest.raises(TypeError, match="one array"):  # a derivative of one: on tapes
+        sd.jacobian(sd.value_and_grad(lambda x: np.sum(two(x)[1])))(X)
