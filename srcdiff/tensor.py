@@ -560,8 +560,14 @@ def _as_array(value, dtype=None):
     if dtype is not None:
         return np.asarray(value, dtype=dtype)
     if isinstance(value, (np.ndarray, np.generic)):
+        array = value
+    else:
+        array = np.asarray(value)
+    if array.dtype.hasobject:  # None, an object, a list holding one: as TensorFlow
+        raise ValueError(f"Attempt to convert a value ({value!r:.60}) with an unsupported "
+                         f"type ({type(value)}) to a Tensor.")
+    if array is value:
         return value
-    array = np.asarray(value)
     # Python floats become float32 and Python ints int32, as in TensorFlow.
     if array.dtype == np.float64:
         return array.astype(np.float32)
