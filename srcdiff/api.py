@@ -95,8 +95,23 @@ def _like(g, arg):
             return type(arg)(g if np.iscomplexobj(arg) else np.real(g))
         return float(np.real(g)) if not isinstance(arg, complex) else complex(g)
     arg = np.asarray(arg)
+    g = np.asarray(g)
+    if g.dtype.kind == "c" and arg.dtype.kind != "c":
+        g = g.real  # a real argument's gradient: the real part, as TensorFlow casts it
     g = np.asarray(g, dtype=arg.dtype if arg.dtype.kind in "fc" else None)
     return np.broadcast_to(g, arg.shape).copy() if g.shape != arg.shape else _writable(g)
+
+
+def _conjugated(g):
+    """``g`` (a gradient, a pytree of them) in TensorFlow's convention, the tape's: the
+    gradient of a complex argument is the conjugate of the adjoint the backward pass
+    computes (JAX's)."""
+    kind = type(g)
+    if kind is np.ndarray:
+        return np.conj(g) if g.dtype.kind == "c" else g
+    if isinstance(g, CONTAINERS):
+        return nest.pack_sequence_as(g, [_conjugated(v) for v in nest.flatten(g)])
+    return g.conjugate() if isinstance(g, (complex, np.complexfloating)) else g
 
 
 def _writable(g):
@@ -237,9 +252,10 @@ def value_and_grad(f, wrt=0, has_aux=False, verbose=False):
         else:
             grads = unit.spend(taken, _scalar_output(f, y))
         if single:
-            return y, _like(grads if len(order) == 1 else grads[asked[0]], raw[positions[0]])
+            return y, _conjugated(_like(grads if len(order) == 1 else grads[asked[0]],
+                                        raw[positions[0]]))
         grads = _as_tuple(grads, len(order))
-        return y, _distinct([_like(grads[k], raw[i]) for k, i in pairs])
+        return y, _distinct([_conjugated(_like(grads[k], raw[i])) for k, i in pairs])
 
     if verbose:
         print(adjoint_source(f, wrt))
@@ -254,6 +270,8 @@ def grad(f, wrt=0, has_aux=False, verbose=False):
     (a tuple of gradients).  Each gradient has its argument's shape and dtype, and
     an argument may be a pytree (dicts, lists, tuples of arrays and numbers): its
     gradient has its structure.  ``sd.grad(sd.grad(f))`` is the second derivative.
+    The gradient of a complex argument is the tape's (TensorFlow's convention: the
+    conjugate of JAX's).
 
     ``has_aux=True`` (JAX's convention): ``f`` returns ``(value, aux)``, the gradient
     is of ``value``, and the result is ``(gradient, aux)``, ``aux`` passed through::
@@ -395,7 +413,8 @@ def jacobian(f, wrt=0):
             dtype = np.asarray(raw[i]).dtype
             jac = np.reshape(columns[j], shape)
             # in the argument's precision, as sd.grad's gradients are
-            results[i] = jac.astype(dtype, copy=False) if dtype.kind in "fc" else jac
+            results[i] = _conjugated(jac.astype(dtype, copy=False) if dtype.kind in "fc"
+                                     else jac)
         return results[positions[0]] if single else _distinct([results[i] for i in positions])
 
     jac.cache_info = units.cache_info

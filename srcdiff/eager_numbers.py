@@ -143,11 +143,12 @@ def _globals_of(code):
     return frozenset(names), writes
 
 
-def exactly(fn, *args):
-    """``fn(*args)`` on the eager tapes, recording what the compiler differentiates."""
+def exactly(fn, *args, **kwargs):
+    """``fn(*args, **kwargs)`` on the eager tapes, recording what the compiler
+    differentiates."""
     STATE.exact += 1
     try:
-        return _with_twins(fn)(*args)
+        return _with_twins(fn)(*args, **kwargs)
     finally:
         STATE.exact -= 1
 

@@ -66,18 +66,19 @@ class Function:
             return self
         return functools.partial(self.__call__, instance)
 
-    def __call__(self, *args):
+    def __call__(self, *args, **kwargs):
         if self._eager:
-            return exactly(self.python_function, *args)
-        try:
-            return self._call(args)
+            return exactly(self.python_function, *args, **kwargs)
+        try:  # compiled code takes every parameter by position
+            return self._call(by_position(self.python_function, args, kwargs) if kwargs
+                              else args)
         except CompileError as error:
             if self.fallback != "eager":
                 raise for_user(error)  # srcdiff's frames are hidden: SRCDIFF_DEBUG=1 shows them
             warnings.warn(f"srcdiff cannot compile {self.__qualname__}; running it on the "
                           f"eager tape instead:\n{error}", stacklevel=2)
             self._eager = True
-            return exactly(self.python_function, *args)
+            return exactly(self.python_function, *args, **kwargs)
 
     def cache_info(self):
         """This function's hits and misses, how many compiled units of it the cache holds,

@@ -262,3 +262,76 @@ def test_a_function_passed_anew_each_call_does_not_pile_up_units():
     for _ in range(2):
         np.testing.assert_allclose(gradient(X, kept), 2 * X)
     np.testing.assert_allclose(gradient(X, np.sin), np.cos(X))  # NumPy's: held as they are
+
+
+# --- @sd.function takes keyword arguments, as the function it compiles does ---
+
+@sd.function
+def keywords(x, w, *, scale=2.0, training=False):
+    return np.sum(x * w * scale * (3.0 if training else 1.0))
+
+
+class Layer:
+    def __init__(self):
+        self.w = sd.Variable(np.full(5, 0.5))
+
+    @sd.function
+    def __call__(self, x, training=False):
+        return sd.reduce_sum(x * self.w * (2.0 if training else 1.0))
+
+
+def test_function_called_with_keywords():
+    plain = keywords.python_function
+    for kwargs in ({}, {"scale": 4.0}, {"training": True, "scale": 0.5}):
+        assert keywords(X, w=X, **kwargs) == pytest.approx(plain(X, w=X, **kwargs))
+        x = sd.constant(X)
+        with sd.GradientTape() as tape:
+            tape.watch(x)
+            y = keywords(x, w=2 * X, **kwargs)
+        factor = kwargs.get("scale", 2.0) * (3.0 if kwargs.get("training") else 1.0)
+        np.testing.assert_allclose(tape.gradient(y, x).numpy(), 2 * X * factor)
+    layer = Layer()
+    with sd.GradientTape() as tape:
+        y = layer(sd.constant(X), training=True)
+    np.testing.assert_allclose(tape.gradient(y, layer.w).numpy(), 2 * X)
+    with pytest.raises(TypeError, match="unexpected keyword argument 'bogus'"):
+        keywords(X, X, bogus=1.0)
+
+
+# --- complex arguments: sd.grad and sd.jacobian give the tape's (TensorFlow's) gradients ---
+
+C = np.array([1.0 + 1.0j, 2.0 - 0.5j, -0.3 + 2.0j])
+
+
+def _tape_gradient(f, *args):
+    sources = [sd.constant(a) for a in args]
+    with sd.GradientTape() as tape:
+        tape.watch(sources)
+        y = f(*sources)
+    return [g.numpy() for g in tape.gradient(y, sources)]
+
+
+@pytest.mark.parametrize("f", [lambda x, w: np.sum(x * x * w),
+                               lambda x, w: np.sum(np.abs(x) ** 2 * w),
+                               lambda x, w: np.real(np.sum(np.sin(x) * w))],
+                         ids=["holomorphic", "real-valued", "real part"])
+def test_complex_gradients_are_the_tapes(f):
+    w = np.array([1.0, 2.0, 0.5])
+    expected = _tape_gradient(f, C, w)
+    for got, want in zip(sd.grad(f, wrt=(0, 1))(C, w), expected):
+        np.testing.assert_allclose(got, want, rtol=1e-12)
+    _, (got, _) = sd.value_and_grad(f, wrt=(0, 1))(C, w)
+    np.testing.assert_allclose(got, expected[0], rtol=1e-12)
+    # |x|^2 is real: its gradient is 2x in TensorFlow's convention
+    np.testing.assert_allclose(sd.grad(lambda x: np.sum(np.abs(x) ** 2))(C), 2 * C)
+
+
+def test_complex_jacobian_is_the_tapes():
+    def f(x):
+        return np.sin(x) * x[::-1]
+
+    x = sd.constant(C)
+    with sd.GradientTape() as tape:
+        tape.watch(x)
+        y = f(x)
+    np.testing.assert_allclose(sd.jacobian(f)(C), tape.jacobian(y, x).numpy(), rtol=1e-12)
