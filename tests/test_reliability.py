@@ -335,3 +335,42 @@ def test_complex_jacobian_is_the_tapes():
         tape.watch(x)
         y = f(x)
     np.testing.assert_allclose(sd.jacobian(f)(C), tape.jacobian(y, x).numpy(), rtol=1e-12)
+
+
+def test_gradient_asked_from_another_thread_while_the_tape_records():
+    """A non-persistent tape's gradient, asked from thread B while thread A records on it,
+    stops A's recording (as it would in A) and is right; the tape is then used up.
+    (It raised ValueError from B's own stack of tapes, which never held it.)"""
+    import threading
+
+    x = sd.constant(X)
+    recording, asked = threading.Event(), threading.Event()
+    out = {}
+
+    def a():
+        with sd.GradientTape() as tape:
+            tape.watch(x)
+            out["tape"], out["y"] = tape, sd.reduce_sum(x * x)
+            recording.set()
+            asked.wait(30)
+            out["z"] = x * 3.0  # not recorded: B's gradient stopped the recording
+        try:
+            tape.gradient(out["z"], x)
+            out["again"] = "no error"
+        except RuntimeError as exc:
+            out["again"] = str(exc)
+
+    def b():
+        recording.wait(30)
+        try:
+            out["gradient"] = out["tape"].gradient(out["y"], x)
+        finally:
+            asked.set()
+
+    threads = [threading.Thread(target=a), threading.Thread(target=b)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    np.testing.assert_allclose(out["gradient"].numpy(), 2 * X)
+    assert "non-persistent" in out["again"]
