@@ -2,7 +2,9 @@
 
 Each test comes from a probe that found a wrong number, a silent ``None``, an unclear
 error or a leak; the gradients are checked against analytic values."""
+import functools
 import gc
+import threading
 
 import numpy as np
 import pytest
@@ -174,11 +176,18 @@ def test_a_tensor_of_objects_is_refused_as_in_tensorflow(convert, value):
 
 # --- threads: tapes are per thread, compiled functions shared ---
 
+def _run_in_threads(*tasks):
+    """Run each of ``tasks`` in a thread of its own, all at once; wait for them."""
+    threads = [threading.Thread(target=task) for task in tasks]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+
+
 def test_a_tape_records_only_its_own_threads_operations():
     """Thread A's tape watches a shared Tensor while thread B computes on it: B's
     operations are not A's (TensorFlow's tapes are thread-local)."""
-    import threading
-
     shared = sd.constant(X)
     both = threading.Barrier(2)
     out = {}
@@ -197,11 +206,7 @@ def test_a_tape_records_only_its_own_threads_operations():
         out["b"] = sd.reduce_sum(shared * 5.0)
         both.wait()
 
-    threads = [threading.Thread(target=a), threading.Thread(target=b)]
-    for t in threads:
-        t.start()
-    for t in threads:
-        t.join()
+    _run_in_threads(a, b)
     np.testing.assert_allclose(out["mine"].numpy(), 2 * X)
     assert out["theirs"] is None
 
@@ -212,8 +217,6 @@ def shared_loss(x, w):
 
 
 def test_threads_share_compiled_functions_each_on_its_own_tape():
-    import threading
-
     errors = []
     start = threading.Barrier(6)
 
@@ -237,11 +240,7 @@ def test_threads_share_compiled_functions_each_on_its_own_tape():
         except Exception as exc:  # collected: asserted empty below
             errors.append(exc)
 
-    threads = [threading.Thread(target=work, args=(k,)) for k in range(6)]
-    for t in threads:
-        t.start()
-    for t in threads:
-        t.join()
+    _run_in_threads(*[functools.partial(work, k) for k in range(6)])
     assert not errors, errors
 
 
@@ -341,8 +340,6 @@ def test_gradient_asked_from_another_thread_while_the_tape_records():
     """A non-persistent tape's gradient, asked from thread B while thread A records on it,
     stops A's recording (as it would in A) and is right; the tape is then used up.
     (It raised ValueError from B's own stack of tapes, which never held it.)"""
-    import threading
-
     x = sd.constant(X)
     recording, asked = threading.Event(), threading.Event()
     out = {}
@@ -367,10 +364,6 @@ def test_gradient_asked_from_another_thread_while_the_tape_records():
         finally:
             asked.set()
 
-    threads = [threading.Thread(target=a), threading.Thread(target=b)]
-    for t in threads:
-        t.start()
-    for t in threads:
-        t.join()
+    _run_in_threads(a, b)
     np.testing.assert_allclose(out["gradient"].numpy(), 2 * X)
     assert "non-persistent" in out["again"]
