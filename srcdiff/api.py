@@ -6,6 +6,7 @@ on plain arrays.
 """
 import functools
 import inspect
+import numbers
 
 import numpy as np
 
@@ -13,11 +14,12 @@ from .compiler.errors import entry_point
 from .compiler.parse import check_function
 from .compiler.cache import CACHE
 from .compiler.errors import InvariantError
+from . import nest
 from .nest import unwrapped as _raw
 from .view import AdjointSource
 from .rules.containers import CONTAINERS, Items, dense, zeros_like
 from .function import (DERIVATIVES, Derivative, Units, by_position, frozen,
-                       is_scalar as _is_scalar, on_tapes, on_tensors, recorded, split_aux,
+                       is_scalar as _is_scalar, on_tapes, one_array, on_tensors, recorded, split_aux,
                        with_defaults)
 
 
@@ -36,8 +38,11 @@ def _positions(fn, wrt):
                 raise ValueError(f"{fn.__qualname__} has no parameter {w!r}; "
                                  f"its parameters are {params}")
             positions.append(params.index(w))
-        elif isinstance(w, int) and -len(params) <= w < len(params):
-            positions.append(w % len(params))
+        elif isinstance(w, (bool, np.bool_)) or not isinstance(w, numbers.Integral):
+            raise TypeError(f"wrt must be an int or a parameter name (or a tuple of them), "
+                            f"got {w!r}")  # wrt=True: most likely has_aux=True was meant
+        elif -len(params) <= w < len(params):
+            positions.append(int(w) % len(params))
         else:
             raise ValueError(f"wrt={w!r} is not a parameter of {fn.__qualname__}, which "
                              f"takes {params}")
@@ -47,6 +52,29 @@ def _positions(fn, wrt):
 def _prepare(units, args):
     args = [a if type(a) in _PLAIN else _raw(a) for a in with_defaults(units.fn, args)]
     return units.get(args)
+
+
+def _require_numbers(fn, args, positions):
+    """Raise TypeError unless each argument at ``positions`` is a number, an array of
+    numbers, or a pytree of them (``None`` leaves pass): the gradient of a string, an
+    object or a bool is undefined, not zero (JAX refuses them too)."""
+    for i in positions:
+        arg = args[i]
+        kind = type(arg)
+        if kind is float or kind is np.ndarray and arg.dtype.kind in "fc":
+            continue  # the common cases, from attributes
+        nested = isinstance(arg, CONTAINERS)
+        for leaf in nest.flatten(arg) if nested else (arg,):
+            if _is_scalar(leaf) or leaf is None and nested or getattr(
+                    leaf, "dtype", _OBJECT).kind in "iufc" and not isinstance(leaf, str):
+                continue
+            what = f"holds {_describe(leaf)}" if nested else f"is {_describe(leaf)}"
+            raise TypeError(f"argument {i} of {fn.__qualname__} {what}, which has no "
+                            "gradient: differentiate numbers and arrays of numbers (or "
+                            "pytrees of them), and leave other arguments out of wrt")
+
+
+_OBJECT = np.dtype(object)
 
 
 def _like(g, arg):
@@ -67,8 +95,23 @@ def _like(g, arg):
             return type(arg)(g if np.iscomplexobj(arg) else np.real(g))
         return float(np.real(g)) if not isinstance(arg, complex) else complex(g)
     arg = np.asarray(arg)
+    g = np.asarray(g)
+    if g.dtype.kind == "c" and arg.dtype.kind != "c":
+        g = g.real  # a real argument's gradient: the real part, as TensorFlow casts it
     g = np.asarray(g, dtype=arg.dtype if arg.dtype.kind in "fc" else None)
     return np.broadcast_to(g, arg.shape).copy() if g.shape != arg.shape else _writable(g)
+
+
+def _conjugated(g):
+    """``g`` (a gradient, a pytree of them) in TensorFlow's convention, the tape's: the
+    gradient of a complex argument is the conjugate of the adjoint the backward pass
+    computes (JAX's)."""
+    kind = type(g)
+    if kind is np.ndarray:
+        return np.conj(g) if g.dtype.kind == "c" else g
+    if isinstance(g, CONTAINERS):
+        return nest.pack_sequence_as(g, [_conjugated(v) for v in nest.flatten(g)])
+    return g.conjugate() if isinstance(g, (complex, np.complexfloating)) else g
 
 
 def _writable(g):
@@ -201,16 +244,18 @@ def value_and_grad(f, wrt=0, has_aux=False, verbose=False):
         if taped is not None:  # an outer tape must see how the gradient depends on them
             return on_tensors(derivative, taped)
         unit, raw = _prepare(units, args)
-        y, *taken = unit.run(raw)  # the tape, walked once: the backward pass frees it
+        y, *taken = unit.run(raw)
+        _require_numbers(f, raw, order)  # after the run, whose errors say more  # the tape, walked once: the backward pass frees it
         if has_aux:
             seed = _scalar_output(f, split_aux(f, y)[0])
             grads = unit.spend(taken, _aux_cotangent(unit, y, seed))
         else:
             grads = unit.spend(taken, _scalar_output(f, y))
         if single:
-            return y, _like(grads if len(order) == 1 else grads[asked[0]], raw[positions[0]])
+            return y, _conjugated(_like(grads if len(order) == 1 else grads[asked[0]],
+                                        raw[positions[0]]))
         grads = _as_tuple(grads, len(order))
-        return y, _distinct([_like(grads[k], raw[i]) for k, i in pairs])
+        return y, _distinct([_conjugated(_like(grads[k], raw[i])) for k, i in pairs])
 
     if verbose:
         print(adjoint_source(f, wrt))
@@ -225,6 +270,8 @@ def grad(f, wrt=0, has_aux=False, verbose=False):
     (a tuple of gradients).  Each gradient has its argument's shape and dtype, and
     an argument may be a pytree (dicts, lists, tuples of arrays and numbers): its
     gradient has its structure.  ``sd.grad(sd.grad(f))`` is the second derivative.
+    The gradient of a complex argument is the tape's (TensorFlow's convention: the
+    conjugate of JAX's).
 
     ``has_aux=True`` (JAX's convention): ``f`` returns ``(value, aux)``, the gradient
     is of ``value``, and the result is ``(gradient, aux)``, ``aux`` passed through::
@@ -349,10 +396,13 @@ def jacobian(f, wrt=0):
         if taped is not None:  # an outer tape must see how the Jacobian depends on them
             return on_tensors(derivative, taped)
         unit, raw = _prepare(units, args)
+        order = sorted(set(positions))
         y, tape = unit.run(raw)
+        _require_numbers(f, raw, order)
+        if isinstance(y, tuple):
+            raise TypeError(one_array(f))
         _numeric_output(f, y)
         y = np.asarray(y)
-        order = sorted(set(positions))
         seeds = np.eye(y.size, dtype=y.dtype if y.dtype.kind in "fc" else float)
         seeds = seeds.reshape((y.size,) + y.shape)  # one cotangent per element of y
         shapes = [np.shape(raw[i]) for i in order]
@@ -363,7 +413,8 @@ def jacobian(f, wrt=0):
             dtype = np.asarray(raw[i]).dtype
             jac = np.reshape(columns[j], shape)
             # in the argument's precision, as sd.grad's gradients are
-            results[i] = jac.astype(dtype, copy=False) if dtype.kind in "fc" else jac
+            results[i] = _conjugated(jac.astype(dtype, copy=False) if dtype.kind in "fc"
+                                     else jac)
         return results[positions[0]] if single else _distinct([results[i] for i in positions])
 
     jac.cache_info = units.cache_info

@@ -901,9 +901,7 @@ def _differentiate(derivative, form, args):
     zero = UnconnectedGradients.ZERO
     if kind == "jacobian":
         if isinstance(y, tuple):
-            raise TypeError(f"sd.jacobian needs a function returning one array, but "
-                            f"{fn.__qualname__} returned a tuple; for a tuple of gradients, "
-                            "take the jacobian of one sd.grad per argument")
+            raise TypeError(one_array(fn))
         grads = [tape.jacobian(y, s, unconnected_gradients=zero) for s in sources]
     else:
         if isinstance(y, tuple) or np.size(_raw(y)) != 1:
@@ -915,6 +913,13 @@ def _differentiate(derivative, form, args):
     if has_aux:
         return ((y, aux), grads) if kind == "value_and_grad" else (grads, aux)
     return (y, grads) if kind == "value_and_grad" else grads
+
+
+def one_array(fn):
+    """Why ``sd.jacobian`` of ``fn``, which returned a tuple, is refused."""
+    return (f"sd.jacobian needs a function returning one array, but {fn.__qualname__} "
+            "returned a tuple; take the jacobian of each result in a function of its own "
+            "(for a tuple of gradients, of one sd.grad per argument)")
 
 
 def _source_copy(value):

@@ -94,6 +94,7 @@ class GradientTape:
         self._tape = None
         self._released_variables = ()
         self._compiled = False  # set by STATE.compiled while compiled code runs
+        self._stack = None      # STATE.tapes of the thread recording on it
 
     # --- the recording context ---
     def __enter__(self):
@@ -112,13 +113,16 @@ class GradientTape:
                              "re-enter an already-active tape.")
         if self._tape is None:
             self._tape = _Records()
-        STATE.tapes.append(self)
+        # the stack of the thread that records: a gradient asked from another thread
+        # stops the recording there, not in the asking thread's stack
+        self._stack = STATE.tapes
+        self._stack.append(self)
         self._recording = True
 
     def _pop_tape(self):
         if not self._recording:
             raise ValueError("Tape is not recording.")
-        STATE.tapes.remove(self)
+        self._stack.remove(self)
         self._recording = False
 
     @contextlib.contextmanager

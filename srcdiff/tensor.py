@@ -560,8 +560,14 @@ def _as_array(value, dtype=None):
     if dtype is not None:
         return np.asarray(value, dtype=dtype)
     if isinstance(value, (np.ndarray, np.generic)):
+        array = value
+    else:
+        array = np.asarray(value)
+    if array.dtype.hasobject:  # None, an object, a list holding one: as TensorFlow
+        raise ValueError(f"Attempt to convert a value ({value!r:.60}) with an unsupported "
+                         f"type ({type(value)}) to a Tensor.")
+    if array is value:
         return value
-    array = np.asarray(value)
     # Python floats become float32 and Python ints int32, as in TensorFlow.
     if array.dtype == np.float64:
         return array.astype(np.float32)
@@ -683,11 +689,14 @@ def _run(fn, impl, args, raw, kwargs, tapes, rule=None):
     ``rule``, when the caller has it: else the tape looks ``fn``'s up)."""
     out = impl(*raw, **kwargs) if kwargs else impl(*raw)
     if type(out) is not _NDARRAY and not isinstance(out, _GENERIC):
-        if isinstance(out, (list, tuple)):
+        if isinstance(out, _ArrayLike):  # made by srcdiff's ops (compiled code calling
+            out = _raw(out)              # sd.tanh): recorded as its array, never lost
+        elif isinstance(out, (list, tuple)):
             if tapes and not rules.is_nondifferentiable(fn):
                 _refuse_if_tracked(fn, args, tapes)
             return type(out)(_wrap(o) for o in out)
-        return out
+        else:
+            return out
     result = _new(Tensor)  # Tensor(out) without the __init__ frame
     result._value = out
     if tapes:

@@ -1,8 +1,9 @@
 """The compile cache: compiled units by function, built on first use.
 
 Invariant: a unit in the cache was compiled from its function's current code and
-the objects its free names meant then (``Unit.is_current``); functions are held
-weakly, so a dropped function frees its units and their generated sources; one
+the objects its free names meant then (``Unit.is_current``); functions, and the
+functions passed to them, are held weakly, so a dropped function frees its units
+and their generated sources; one
 compile runs at a time (``SYNTAX_LOCK``), and a thread that waited looks again
 before compiling, so concurrent first calls compile once.
 """
@@ -20,6 +21,7 @@ from .errors import CompileError
 from .parse import SYNTAX_LOCK, require_function
 from .recursion import Recursive
 from .driver import compile_unit
+from .codegen import release
 
 
 class Cache:
@@ -31,7 +33,8 @@ class Cache:
     Nothing a unit holds refers to its function (see ``Unit.fn`` and
     ``codegen.compile_source``), so a function that is dropped, or redefined by
     re-running its cell, is freed with its units; a unit's ``linecache`` entry is
-    freed with it, and by ``clear()``.
+    freed with it, and by ``clear()``.  The functions a unit was compiled to call as
+    arguments are held weakly too: one that is freed drops that unit (``_forget``).
 
     Thread-safe: the tables are read and written under a short lock, so hits never
     wait for a compile.  Compiles run one at a time under ``SYNTAX_LOCK`` (see
@@ -83,7 +86,8 @@ class Cache:
         require_function(fn)  # before it is used as a weak key
         scalars = tuple(scalars) if scalars is not None else (False,) * len(active)
         ranks = tuple(ranks) if ranks is not None else (None,) * len(active)
-        key = (tuple(active), scalars, tuple(lifted), ranks, tuple(functions), bool(batched))
+        functions = tuple(functions)
+        key = (tuple(active), scalars, tuple(lifted), ranks, _weakly(functions), bool(batched))
         unit, reason = self._find(fn, key)
         if unit is not None:
             return unit, None
@@ -95,12 +99,15 @@ class Cache:
             if recursive is not None:  # a call of a unit this thread is compiling
                 recursive.called = True
                 return recursive, "a recursive call"
-            built = self.build(fn, key)
+            built = self.build(fn, key, functions)
             why = f"{fn.__qualname__}: {reason}"
             with self._lock:
                 self.misses += 1
                 self.units.setdefault(fn, {})[key] = built
-                weakref.finalize(built, linecache.cache.pop, built.filename, None)
+                weakref.finalize(built, release, built.filename)
+                for held in key[4]:
+                    if type(held[1]) is weakref.ref:
+                        weakref.finalize(held[1](), self._forget, weakref.ref(fn), key)
                 # set after building: compiling the callees records their misses first
                 self.last_miss = why
         return built, why
@@ -122,11 +129,24 @@ class Cache:
         with self._lock:
             return len(self.units.get(fn, ()))
 
-    def build(self, fn, key):
+    def _forget(self, fn_ref, key):
+        """Drop ``fn``'s unit for ``key``: a function it was compiled to call as an
+        argument is freed (a lambda passed in a loop).  Callers that kept units by the
+        id of that function must ask again: the id may be another function's now."""
+        fn = fn_ref()
+        with self._lock:
+            per_fn = self.units.get(fn) if fn is not None else None
+            if per_fn is not None and key in per_fn:
+                # a new table, never a change to one that clear() may be walking
+                self.units[fn] = {k: u for k, u in per_fn.items() if k is not key}
+            self.generation += 1
+
+    def build(self, fn, key, functions=()):
         building = self._building_now()
         building[fn, key] = recursive = Recursive(fn, key[0])
         try:
-            unit = compile_unit(_as_defined(fn), *key[:2], self, *key[2:])
+            unit = compile_unit(_as_defined(fn), *key[:2], self, key[2], key[3], functions,
+                                key[5])
         finally:
             del building[fn, key]
         recursive.resolve(unit)
@@ -136,6 +156,21 @@ class Cache:
     def _building_now(self):
         """(fn, key) -> the Recursive standing for each unit this thread is compiling."""
         return self._building.__dict__.setdefault("units", {})
+
+
+def _weakly(functions):
+    """``functions`` (position, function) as a cache key holds them: weakly, so that a
+    function passed as an argument frees its caller's unit for it (``Cache._forget``);
+    NumPy's (a ufunc, a dispatcher), which live as long as NumPy and cannot be referred
+    to weakly, themselves."""
+    return tuple([(k, _weak(f)) for k, f in functions])
+
+
+def _weak(fn):
+    try:
+        return weakref.ref(fn)
+    except TypeError:
+        return fn
 
 
 def ranks_of(values):

@@ -5,6 +5,7 @@ source line lies in the text, read from the statements themselves, not the text.
 """
 import ast
 import builtins
+import heapq
 import itertools
 import linecache
 import types
@@ -17,7 +18,6 @@ from . import syntax as S
 from .errors import CompileError
 
 _COMMENT = "\0comment\0"
-_counter = itertools.count()
 
 
 class Refs:
@@ -206,8 +206,9 @@ def compile_source(text, namespace, label):
     The code's globals are only the names of ``namespace`` it reads: a function's
     own module dictionary holds the function itself, and compiled code that kept
     it would keep the function alive through the cache.  The caller frees the
-    ``linecache`` entry (named by the code's ``co_filename``) with the code."""
-    filename = f"<srcdiff {label} #{next(_counter)}>"
+    ``linecache`` entry (named by the code's ``co_filename``) with the code, by
+    :func:`release`."""
+    filename = _FILENAMES.take(label)
     try:
         code = compile(text, filename, "exec")
     except (SyntaxError, RecursionError) as exc:  # Python's limits on nesting, e.g. 100 levels
@@ -219,6 +220,38 @@ def compile_source(text, namespace, label):
     scope = {name: namespace[name] for name in _names_read(code) if name in namespace}
     exec(code, scope)
     return scope
+
+
+class _Filenames:
+    """The file names of generated code, ``<srcdiff LABEL #N>``: N is the least number
+    that no live unit of that label holds, so a function compiled again and again (a
+    lambda made in a loop) reuses its names: CPython keeps some 80 bytes for every
+    distinct file name it ever compiled.  No lock (each list and heap operation is
+    atomic): ``release`` runs in finalizers, wherever the collector happens to run."""
+
+    def __init__(self):
+        self.free = {}  # label -> heap of released numbers
+        self.made = {}  # label -> how many numbers were ever taken
+
+    def take(self, label):
+        try:
+            number = heapq.heappop(self.free.setdefault(label, []))
+        except IndexError:
+            number = self.made[label] = self.made.get(label, 0) + 1
+        return f"<srcdiff {label} #{number}>"
+
+    def release(self, filename):
+        label, _, number = filename[len("<srcdiff "):-1].rpartition(" #")
+        heapq.heappush(self.free.setdefault(label, []), int(number))
+
+
+_FILENAMES = _Filenames()
+
+
+def release(filename):
+    """Free the lines and the name of generated code whose unit is freed."""
+    linecache.cache.pop(filename, None)
+    _FILENAMES.release(filename)
 
 
 def _names_read(code):

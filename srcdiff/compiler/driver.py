@@ -23,6 +23,7 @@ from . import syntax as S
 from .aliasing import check_call_writes, check_effects, check_views, written_names
 from .analysis import Describer, activity, adjoint_inputs, check_modelled, varied_names
 from .backward import Backward
+from .binding import CONSTANTS
 from .closures import convert_closures
 from .codegen import Refs, compile_source, to_source
 from .containers import (check_appends, check_array_methods, check_fields, check_one_kind,
@@ -119,7 +120,7 @@ def compile_unit(fn, active, scalars, cache, lifted=(), ranks=(), functions=(), 
                    param_depths, param_ranks, batched)
     forward_code, backward_code, result = pair.forward, pair.backward, pair.result
     forward = gast.FunctionDef(
-        name=f"{name}_forward", args=copy.deepcopy(node.args), body=forward_code,
+        name=f"{name}_forward", args=_signature(node.args, fn, refs), body=forward_code,
         decorator_list=[], returns=None, type_comment=None, type_params=[])
     outputs = pair.outputs
     unpack = []
@@ -182,6 +183,24 @@ def compile_unit(fn, active, scalars, cache, lifted=(), ranks=(), functions=(), 
         numbers.guard(unit, numbers.reference_of(unit, cache, general),
                       [i for i, s in enumerate(scalars) if s == "float64"])
     return unit
+
+
+def _signature(args, fn, refs):
+    """The forward pass's parameters: ``args`` with Python's own default values (a
+    constant as itself, anything else bound by reference), never the default
+    expressions, which would be evaluated again in the generated module: later, where
+    a closure's names are not, and after a global they read may have been rebound."""
+    args = copy.deepcopy(args)
+    values = fn.__defaults__ or ()
+    if args.defaults:  # only positional ones are left (parse._check_signature)
+        if len(args.defaults) != len(values):
+            raise InvariantError(f"{fn.__qualname__} has {len(values)} defaults, its "
+                                 f"syntax {len(args.defaults)}")
+        code = fn.__code__
+        names = code.co_varnames[code.co_argcount - len(values):code.co_argcount]
+        args.defaults = [S.const(v) if isinstance(v, CONSTANTS) else refs.bind(
+            v, f"{name}_default") for v, name in zip(values, names)]
+    return args
 
 
 def _binder(parsed, refs, names):
