@@ -54,8 +54,8 @@ def _like(g, arg):
     an array the caller may write into."""
     kind = type(arg)
     if kind is np.ndarray and type(g) is np.ndarray and g.shape == arg.shape and (
-            g.dtype is arg.dtype or g.dtype == arg.dtype):
-        return _writable(g)  # the common case, answered from attributes
+            g.dtype is arg.dtype or g.dtype == arg.dtype):  # the common case, from attributes
+        return g if g.base is None else _writable(g)  # a fresh array: no flags to ask
     if kind is float and type(g) is float:
         return g
     if isinstance(arg, CONTAINERS):  # a pytree: the gradient has its structure
@@ -118,7 +118,7 @@ def _scalar_output(fn, y):
 def _distinct(grads):
     """``grads`` (a list) as a tuple in which no array appears twice (``wrt=(0, 0)``, or two
     parameters given one adjoint): each is the caller's to update."""
-    if len({id(g) for g in grads}) == len(grads):  # the common case: nothing to copy
+    if len(set(map(id, grads))) == len(grads):  # the common case: nothing to copy
         return tuple(grads)
     seen = set()
     out = []
