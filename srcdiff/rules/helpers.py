@@ -120,7 +120,7 @@ def unreduce(g, x, axis, keepdims):
         shape = np.shape(x)
     if getattr(g, "ndim", 0) == 0:  # a full reduction, and no batch: no axes to put back
         if type(g) is float or isinstance(g, (np.ndarray, np.generic)):
-            return _spread(np.asarray(g), shape)
+            return _spread(g, shape)
         return np.broadcast_to(g, shape)  # a Tensor: recorded, for higher derivatives
     if not keepdims:
         # Counted from the end, the reduced axes are past any leading batch axes.
@@ -129,11 +129,13 @@ def unreduce(g, x, axis, keepdims):
 
 
 def _spread(g, shape):
-    """The 0-d array ``g`` seen as a read-only array of ``shape``: what np.broadcast_to
-    returns, made directly (its setup costs more than the arithmetic at small sizes)."""
-    out = np.ndarray(shape, g.dtype, g, 0, (0,) * len(shape))
-    out.setflags(False)  # write=False: by position, cheaper than a keyword or .flags
-    return out
+    """The number ``g`` (a NumPy number, a float or a 0-d array) seen as a read-only
+    array of ``shape``: what np.broadcast_to returns, made directly (its setup costs
+    more than the arithmetic at small sizes) over a NumPy number's buffer, which is
+    read-only."""
+    if not isinstance(g, np.generic):
+        g = np.asarray(g)[()]  # its value as a NumPy number of its dtype
+    return np.ndarray(shape, g.dtype, g, 0, (0,) * len(shape))
 
 
 def last_writes(g, index):
