@@ -54,8 +54,8 @@ def _like(g, arg):
     an array the caller may write into."""
     kind = type(arg)
     if kind is np.ndarray and type(g) is np.ndarray and g.shape == arg.shape and (
-            g.dtype is arg.dtype or g.dtype == arg.dtype):  # the common case, from attributes
-        return g if g.base is None else _writable(g)  # a fresh array: no flags to ask
+            g.dtype is arg.dtype or g.dtype == arg.dtype):
+        return _writable(g)  # answered from attributes
     if kind is float and type(g) is float:
         return g
     if isinstance(arg, CONTAINERS):  # a pytree: the gradient has its structure
@@ -69,6 +69,21 @@ def _like(g, arg):
     arg = np.asarray(arg)
     g = np.asarray(g, dtype=arg.dtype if arg.dtype.kind in "fc" else None)
     return np.broadcast_to(g, arg.shape).copy() if g.shape != arg.shape else _writable(g)
+
+
+def _gradients(grads, raw, pairs):
+    """``grads[k]`` for argument ``raw[i]``, for each ``(k, i)`` of ``pairs``, as
+    :func:`_like` makes it, none twice.  The commonest, a fresh array of its argument's
+    shape and dtype, is taken as it is without a call: a cached call's every frame counts."""
+    ndarray = np.ndarray
+    out = []
+    for k, i in pairs:
+        g, arg = grads[k], raw[i]
+        if not (type(g) is ndarray and g.base is None and type(arg) is ndarray
+                and g.dtype is arg.dtype and g.shape == arg.shape):
+            g = _like(g, arg)
+        out.append(g)
+    return _distinct(out)
 
 
 def _writable(g):
@@ -209,8 +224,7 @@ def value_and_grad(f, wrt=0, has_aux=False, verbose=False):
             grads = unit.spend(taken, _scalar_output(f, y))
         if single:
             return y, _like(grads if len(order) == 1 else grads[asked[0]], raw[positions[0]])
-        grads = _as_tuple(grads, len(order))
-        return y, _distinct([_like(grads[k], raw[i]) for k, i in pairs])
+        return y, _gradients(_as_tuple(grads, len(order)), raw, pairs)
 
     if verbose:
         print(adjoint_source(f, wrt))

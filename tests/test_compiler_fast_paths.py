@@ -138,3 +138,19 @@ def test_a_tape_after_an_untaped_call_still_records_compiled_code():
     with sd.GradientTape() as tape:
         y = f(x)
     np.testing.assert_allclose(tape.gradient(y, x), 2 * x.numpy() / 6)
+
+
+def sum_of_two(x, y, unused):
+    return np.sum(x + y)
+
+
+def test_gradients_not_fresh_arrays_of_their_arguments_kind_take_the_general_path():
+    x, y = rng.normal(size=3).astype(np.float32), rng.normal(size=3)
+    value, (dx, dy, dz) = sd.value_and_grad(sum_of_two, (0, 1, 2))(x, y, np.ones(2))
+    assert dx.dtype == np.float32 and dy.dtype == np.float64  # each in its argument's dtype
+    np.testing.assert_array_equal(dx, 1.0)
+    np.testing.assert_array_equal(dz, 0.0)  # unconnected: zeros of its shape
+    value, (dx, dy, _) = sd.value_and_grad(sum_of_two, (0, 1, 2))(y, y, 2.0)
+    assert dx is not dy  # one adjoint for two arguments: each gets its own array
+    dx += 1.0
+    np.testing.assert_array_equal(dy, 1.0)
