@@ -83,7 +83,7 @@ def _like(g, arg):
     kind = type(arg)
     if kind is np.ndarray and type(g) is np.ndarray and g.shape == arg.shape and (
             g.dtype is arg.dtype or g.dtype == arg.dtype):
-        return _writable(g)  # the common case, answered from attributes
+        return _writable(g)  # answered from attributes
     if kind is float and type(g) is float:
         return g
     if isinstance(arg, CONTAINERS):  # a pytree: the gradient has its structure
@@ -112,6 +112,22 @@ def _conjugated(g):
     if isinstance(g, CONTAINERS):
         return nest.pack_sequence_as(g, [_conjugated(v) for v in nest.flatten(g)])
     return g.conjugate() if isinstance(g, (complex, np.complexfloating)) else g
+
+
+def _gradients(grads, raw, pairs):
+    """``grads[k]`` for argument ``raw[i]``, for each ``(k, i)`` of ``pairs``, as
+    :func:`_like` makes it, none twice.  The commonest, a fresh array of its argument's
+    shape and dtype, is taken as it is without a call: a cached call's every frame counts
+    (and a complex one conjugated, see :func:`_conjugated`)."""
+    ndarray = np.ndarray
+    out = []
+    for k, i in pairs:
+        g, arg = grads[k], raw[i]
+        if not (type(g) is ndarray and g.base is None and type(arg) is ndarray
+                and g.dtype is arg.dtype and g.shape == arg.shape and g.dtype.kind != "c"):
+            g = _conjugated(_like(g, arg))
+        out.append(g)
+    return _distinct(out)
 
 
 def _writable(g):
@@ -161,7 +177,7 @@ def _scalar_output(fn, y):
 def _distinct(grads):
     """``grads`` (a list) as a tuple in which no array appears twice (``wrt=(0, 0)``, or two
     parameters given one adjoint): each is the caller's to update."""
-    if len({id(g) for g in grads}) == len(grads):  # the common case: nothing to copy
+    if len(set(map(id, grads))) == len(grads):  # the common case: nothing to copy
         return tuple(grads)
     seen = set()
     out = []
@@ -254,8 +270,7 @@ def value_and_grad(f, wrt=0, has_aux=False, verbose=False):
         if single:
             return y, _conjugated(_like(grads if len(order) == 1 else grads[asked[0]],
                                         raw[positions[0]]))
-        grads = _as_tuple(grads, len(order))
-        return y, _distinct([_conjugated(_like(grads[k], raw[i])) for k, i in pairs])
+        return y, _gradients(_as_tuple(grads, len(order)), raw, pairs)
 
     if verbose:
         print(adjoint_source(f, wrt))

@@ -413,7 +413,7 @@ class Units:
         self.numbers = numbers
         self.batched = batched      # the default of get's
         self.known = {}
-        self.traits = {}  # argument types -> (a container among them?, a function?)
+        self.traits = {}  # argument signature -> (a container among them?, a function?)
         self.generation = CACHE.generation
         self.hits = self.misses = 0
         self.last_miss = None
@@ -425,12 +425,13 @@ class Units:
             self.known.clear()
             self.generation = CACHE.generation
         batched = self.batched if batched is None else batched
-        types = tuple(map(type, args))
-        ranks = ranks_of(args)
-        key = (types, ranks, active, lifted, batched)
-        traits = self.traits.get(types)
+        # the rank of each array, the type of anything else: one pass for both
+        signature = tuple([a.ndim if type(a) is np.ndarray else type(a) for a in args])
+        key = (signature, active, lifted, batched)
+        traits = self.traits.get(signature)
         if traits is None:
-            traits = self.traits[types] = (
+            types = [np.ndarray if type(t) is int else t for t in signature]
+            traits = self.traits[signature] = (
                 any(issubclass(t, CONTAINERS) for t in types),
                 not all(t in NOT_FUNCTIONS for t in types))
         nested, maybe_functions = traits
@@ -439,8 +440,8 @@ class Units:
         functions = functions_of(args) if maybe_functions else ()
         if functions:  # and which function a parameter is passed
             key += tuple([(k, id(f)) for k, f in functions])
-        if self.numbers and 0 in ranks:  # a float64 number may be passed as a float
-            key += tuple([a.dtype for a, r in zip(args, ranks) if r == 0])
+        if self.numbers and 0 in signature:  # a float64 number may be passed as a float
+            key += tuple([a.dtype for a, r in zip(args, signature) if r == 0])
         found = self.known.get(key)
         if found is None or not found[0].is_current():
             found = self.known[key] = self._build(args, active, lifted, batched, functions)

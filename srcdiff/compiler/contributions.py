@@ -27,7 +27,7 @@ from . import syntax as S
 from .adjoint_state import ARITHMETIC, ITEM, OTHER, SCATTER, fresh
 from .analysis import Kind, target_names
 from .errors import CompileError, NotBatched
-from .inline import rule_syntax
+from .inline import matrix_form, rule_syntax
 
 
 def resolve_calls(facts, active, feeds, compile_call, names, depths, passed=()):
@@ -94,7 +94,7 @@ class Contributions:
         self.calls = calls
         self.refs = refs
         self.namer = namer
-        self.scalars, self.ints = facts.scalars, facts.ints
+        self.scalars, self.ints, self.ranks = facts.scalars, facts.ints, facts.ranks
         self.made = {}  # (id(statement), g, ans) -> what ``of`` returned
         self.source_map = source_map
         self.rows = None  # the batch's leading shape, when the batched pass is emitted
@@ -159,7 +159,7 @@ class Contributions:
                 expr = syntax.inline(i, g, ans, inputs, op.kwargs)
             others = [b for k, b in enumerate(op.inputs) if k != i]
             expr = _simplify(expr, lambda v: self.same_shape(v, a, others, result_scalar),
-                             self.rows)
+                             self.rows, self.ranks)
             if op.fn is operator.getitem and not sequence:  # a list's adjoint is Items
                 expr = _Scatter(op.inputs[1], g, expr)
             elif (a.id in self.sequences and op.fn is not operator.getitem
@@ -300,17 +300,20 @@ def _index_value(index):
     return index
 
 
-def _simplify(expr, same_shape, rows=None):
+def _simplify(expr, same_shape, rows=None, ranks=None):
     """Drop ``unbroadcast(e, v)`` where no broadcasting happened; fold constants, and
     ``batch_axes()``, which the pass emitted knows (``rows``: the batch's leading shape,
-    None without one); drop a rule helper's last argument where it is its default."""
-    return _Simplify(same_shape, rows).visit(expr)
+    None without one); inline a rule helper's form for matrices where ``ranks`` (name
+    -> ndim) says its arguments are (``dout @ W.T`` for ``matmul_lhs(dout, h, W)``);
+    drop a rule helper's last argument where it is its default."""
+    return _Simplify(same_shape, rows, ranks or {}).visit(expr)
 
 
 class _Simplify(gast.NodeTransformer):
-    def __init__(self, same_shape, rows):
+    def __init__(self, same_shape, rows, ranks):
         self.same_shape = same_shape
         self.rows = rows
+        self.ranks = ranks
 
     def visit_Call(self, node):
         self.generic_visit(node)
@@ -321,6 +324,13 @@ class _Simplify(gast.NodeTransformer):
         if (node.func.id == "unbroadcast" and len(node.args) == 2
                 and self.same_shape(node.args[1])):
             return node.args[0]
+        helper = getattr(helpers, node.func.id, None)
+        if (hasattr(helper, "matrices") and not node.keywords and len(node.args) > 1
+                and all(isinstance(a, gast.Name) and self.ranks.get(a.id) == 2
+                        for a in node.args[1:])):
+            form = matrix_form(helper, node.args)
+            if form is not None:
+                return form
         if node.args and isinstance(node.args[-1], gast.Constant) and not node.keywords:
             default = helper_defaults(node.func.id).get(len(node.args) - 1, _NONE)
             if default is not _NONE and node.args[-1].value == default:

@@ -66,6 +66,21 @@ class RuleSyntax:
         return S.copy_node(self.body, subs)
 
 
+def matrix_form(helper, args):
+    """What rule helper ``helper`` computes on matrices (``helper.matrices``, see
+    ``rules.helpers.for_matrices``) with its parameters replaced by the nodes ``args``;
+    None if that form's source cannot be read (the helper is called then)."""
+    node = _matrix_lambda(helper.matrices)
+    if node is None:
+        return None
+    return S.copy_node(node.body, dict(zip([a.id for a in node.args.args], args)))
+
+
+@functools.lru_cache(maxsize=None)
+def _matrix_lambda(form):
+    return _find_lambda(form)
+
+
 @functools.lru_cache(maxsize=None)
 def rule_syntax(fn):
     """The :class:`RuleSyntax` of a vjp function (a lambda or a def)."""

@@ -1,4 +1,5 @@
 """Helpers that generated code calls besides the rules' own."""
+import math
 import operator
 
 import numpy as np
@@ -9,17 +10,26 @@ class ShapeOf:
 
     ``np.shape``, ``np.size`` and ``np.ndim`` read these attributes, so the rule
     helpers accept it in place of the array, and the forward pass can keep it
-    instead of keeping the array alive."""
+    instead of keeping the array alive.  Made once per measured value on every
+    call, read mostly for its shape: size and rank are derived when asked."""
 
-    __slots__ = ("shape", "size", "ndim", "dtype")
+    __slots__ = ("shape", "dtype")
 
     def __init__(self, value):
-        shape = getattr(value, "shape", None)
-        if shape is None:  # a Python number
-            self.shape, self.size, self.ndim, self.dtype = (), 1, 0, type(value)
+        try:
+            self.shape = value.shape
+        except AttributeError:  # a Python number
+            self.shape, self.dtype = (), type(value)
         else:
-            self.shape, self.size, self.ndim = shape, value.size, value.ndim
             self.dtype = value.dtype
+
+    @property
+    def size(self):
+        return math.prod(self.shape)
+
+    @property
+    def ndim(self):
+        return len(self.shape)
 
     def __repr__(self):
         return f"ShapeOf(shape={self.shape})"

@@ -69,13 +69,18 @@ class Unit:
         is discarded, ``x.setflags(...)``, counts as a write: that argument is copied)."""
         mutated = self.mutated
         for i, arg in enumerate(args):
-            if mutated and i in mutated:
+            if type(arg) is np.ndarray and arg.flags.writeable and not (mutated and i in mutated):
+                args[i] = view = arg.view()  # a read-only one as it is
+                view.setflags(False)  # write=False, by position: half the cost of a keyword
+            elif mutated and i in mutated:
                 args[i] = _own_copy(arg)
-            elif type(arg) is np.ndarray and arg.flags.writeable:  # a read-only one as it is
-                args[i] = view = arg.view()
-                view.setflags(write=False)
         state = _recording.STATE
-        outer, state.compiled = state.compiled, (self.name, tuple(state.tapes))
+        # Tapes recording now are told that compiled code runs (see _recording); with
+        # none, and no outer run's to restore, there is nothing to tell (the setter's
+        # two calls would cost more than a small function's forward pass).
+        told = state.tapes or state.compiled is not None
+        if told:
+            outer, state.compiled = state.compiled, (self.name, tuple(state.tapes))
         try:
             return self.forward(*args)
         except ValueError as exc:
@@ -86,7 +91,8 @@ class Unit:
                 "in a way srcdiff does not model, or a read-only view",
                 hint="Write into a copy (x = x.copy()) or with x[...] = value.") from None
         finally:
-            state.compiled = outer
+            if told:
+                state.compiled = outer
 
     def spend(self, taken, g):
         """The backward pass over the tape in the list ``taken`` (``y, *taken =

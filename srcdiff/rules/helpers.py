@@ -28,6 +28,17 @@ def measures(*positions):
     return mark
 
 
+def for_matrices(form):
+    """Record ``form`` (a lambda of the helper's parameters): what the decorated
+    helper computes when the arguments after its first are all matrices (ndim 2).
+    The compiler, which knows the ranks of most names, inlines it in place of a
+    call (``dh = dout @ W.T``); the helper's own branch for matrices calls it."""
+    def mark(helper):
+        helper.matrices = form
+        return helper
+    return mark
+
+
 def measured_args(name):
     """The positions of the arguments that helper ``name`` only measures (none if
     ``name`` is no helper of this module)."""
@@ -109,7 +120,7 @@ def unreduce(g, x, axis, keepdims):
         shape = np.shape(x)
     if getattr(g, "ndim", 0) == 0:  # a full reduction, and no batch: no axes to put back
         if type(g) is float or isinstance(g, (np.ndarray, np.generic)):
-            return _spread(np.asarray(g), shape)
+            return _spread(g, shape)
         return np.broadcast_to(g, shape)  # a Tensor: recorded, for higher derivatives
     if not keepdims:
         # Counted from the end, the reduced axes are past any leading batch axes.
@@ -118,11 +129,13 @@ def unreduce(g, x, axis, keepdims):
 
 
 def _spread(g, shape):
-    """The 0-d array ``g`` seen as a read-only array of ``shape``: what np.broadcast_to
-    returns, made directly (its setup costs more than the arithmetic at small sizes)."""
-    out = np.ndarray(shape, g.dtype, g, 0, (0,) * len(shape))
-    out.flags.writeable = False
-    return out
+    """The number ``g`` (a NumPy number, a float or a 0-d array) seen as a read-only
+    array of ``shape``: what np.broadcast_to returns, made directly (its setup costs
+    more than the arithmetic at small sizes) over a NumPy number's buffer, which is
+    read-only."""
+    if not isinstance(g, np.generic):
+        g = np.asarray(g)[()]  # its value as a NumPy number of its dtype
+    return np.ndarray(shape, g.dtype, g, 0, (0,) * len(shape))
 
 
 def last_writes(g, index):
@@ -260,6 +273,7 @@ def T(x):
     return x.T if x.ndim == 2 else np.swapaxes(x, -1, -2)  # .T: an attribute, no dispatch
 
 
+@for_matrices(lambda g, a, b: g @ b.T)
 def matmul_lhs(g, a, b):
     """The adjoint of ``a`` in ``a @ b``, for any ranks ``np.matmul`` accepts."""
     # Matrices and vectors without stacks of matrices to broadcast against have
@@ -273,9 +287,12 @@ def matmul_lhs(g, a, b):
         return unbroadcast(np.expand_dims(g, -1) * b, a)
     if a_ndim == 1:
         return unbroadcast(np.expand_dims(g, -2) @ T(b), np.expand_dims(a, 0))[..., 0, :]
-    return g @ T(b) if a_ndim == b_ndim == 2 else unbroadcast(g @ T(b), a)
+    if a_ndim == b_ndim == 2:
+        return matmul_lhs.matrices(g, a, b)
+    return unbroadcast(g @ T(b), a)
 
 
+@for_matrices(lambda g, a, b: a.T @ g)
 def matmul_rhs(g, a, b):
     """The adjoint of ``b`` in ``a @ b``, for any ranks ``np.matmul`` accepts."""
     a_ndim, b_ndim = a.ndim, b.ndim
@@ -287,7 +304,9 @@ def matmul_rhs(g, a, b):
         if a_ndim == 2:
             return g @ a
         return unbroadcast(T(a) @ np.expand_dims(g, -1), np.expand_dims(b, -1))[..., 0]
-    return T(a) @ g if a_ndim == b_ndim == 2 else unbroadcast(T(a) @ g, b)
+    if a_ndim == b_ndim == 2:
+        return matmul_rhs.matrices(g, a, b)
+    return unbroadcast(T(a) @ g, b)
 
 
 def dot_lhs(g, a, b):
