@@ -124,7 +124,7 @@ class Function:
         y, saved = unit.run(raw)
         if True not in active:
             return _as_output(y, inputs)
-        if type(y) is not np.ndarray and any(isinstance(v, _ArrayLike) for v in (
+        if type(y) not in _ARRAYS and any(isinstance(v, _ArrayLike) for v in (
                 nest.flatten(y) if isinstance(y, CONTAINERS) else (y,))):
             _refuse_tensors(self.__qualname__)
         entry = _CompiledCall(self, unit, y, saved, active, plain, inputs, len(args), captures,
@@ -570,6 +570,7 @@ def clear_cache():
 
 
 _PLAIN = (np.ndarray, float, int, Tensor)  # what no tape reads; a Tensor is no Variable
+_ARRAYS = (np.ndarray, np.float64, np.float32, float)  # the results compiled code makes
 
 
 def _activity(inputs, tapes):
