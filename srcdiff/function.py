@@ -70,16 +70,18 @@ class Function:
         return functools.partial(self._method_call, instance)
 
     def _method_call(self, instance, *args, **kwargs):
-        if self.input_signature is not None:  # a method's signature leaves ``self`` out
-            args, kwargs = signature.bind(self.input_signature, args, kwargs,
-                                          self.__qualname__), {}
+        args, kwargs = self._signed(args, kwargs)  # a method's signature leaves self out
         return self._run(instance, *args, **kwargs)
 
     def __call__(self, *args, **kwargs):
-        if self.input_signature is not None:
-            args, kwargs = signature.bind(self.input_signature, args, kwargs,
-                                          self.__qualname__), {}
+        args, kwargs = self._signed(args, kwargs)
         return self._run(*args, **kwargs)
+
+    def _signed(self, args, kwargs):
+        """The arguments as ``input_signature`` binds them (all by position), if given."""
+        if self.input_signature is None:
+            return args, kwargs
+        return signature.bind(self.input_signature, args, kwargs, self.__qualname__), {}
 
     def _run(self, *args, **kwargs):
         if self._eager:

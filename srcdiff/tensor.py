@@ -689,14 +689,11 @@ def _run(fn, impl, args, raw, kwargs, tapes, rule=None):
     ``rule``, when the caller has it: else the tape looks ``fn``'s up)."""
     out = impl(*raw, **kwargs) if kwargs else impl(*raw)
     if type(out) is not _NDARRAY and not isinstance(out, _GENERIC):
-        if isinstance(out, _ArrayLike):  # made by srcdiff's ops (compiled code calling
-            out = _raw(out)              # sd.tanh): recorded as its array, never lost
-        elif isinstance(out, (list, tuple)):
+        if isinstance(out, (list, tuple)):
             if tapes and not rules.is_nondifferentiable(fn):
                 _refuse_if_tracked(fn, args, tapes)
             return type(out)(_wrap(o) for o in out)
-        else:
-            return out
+        return out
     result = _new(Tensor)  # Tensor(out) without the __init__ frame
     result._value = out
     if tapes:
