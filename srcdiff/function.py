@@ -247,13 +247,22 @@ class _CompiledCall:
     def srcdiff_rule(self):
         """The rule a tape records (made when asked: kept here, it would hold this call
         in a reference cycle, and its saved values until the cyclic collector ran)."""
-        return Rule(self, (), self.function.__qualname__, argnum_vjp=self._vjp)
+        return Rule(self, (), self.function.__qualname__, argnum_vjp=self._vjp,
+                    joint=self._joint)
 
     def __call__(self, *flat):
         value = self.value if self.part is None else _at(self.value, self.part[1])
         return np.asarray(value) if type(value) in (float, int, complex, bool) else value
 
     def _vjp(self, k, g, ans, *flat):
+        """Tape input ``k``'s adjoint for ``g``: the rule's form per input (a walk with
+        a batch axis, conjugation, or an outer tape asks for each input in turn)."""
+        return self._joint(g, ans, flat, (k,)).get(k)
+
+    def _joint(self, g, ans, flat, wanted):
+        """{tape input: adjoint} for ``g``, holding those of the tape inputs ``wanted``
+        (and maybe others'): one walk of the backward pass serves every input, kept
+        for the next input's question."""
         seen, grads = self._last
         if seen is not g:  # the first input asked for this adjoint: every input's at once
             if (type(g) is np.ndarray and self.direct and self.part is None
@@ -262,14 +271,15 @@ class _CompiledCall:
             else:
                 grads = self._adjoints(g, flat, self.active)
             self._last = (g, grads)
-        i, _ = self.owners[k]
-        if k not in grads and not self.active[i] and _floating(flat[k]):
-            # A source watched after the call (the tape asks only for what it tracks):
-            # as in TensorFlow, it gets its gradient. Compile with it active, forward again.
-            active = tuple(a or n == i for n, a in enumerate(self.active))
-            grads = dict(grads)
-            grads.update(self._adjoints(g, flat, active))
-        return grads.get(k)
+        for k in wanted:
+            i = self.owners[k][0]
+            if k not in grads and not self.active[i] and _floating(flat[k]):
+                # A source watched after the call (the tape asks only for what it tracks):
+                # as in TensorFlow, it gets its gradient. Compile with it active, forward again.
+                active = tuple(a or n == i for n, a in enumerate(self.active))
+                grads = {**grads, **self._adjoints(g, flat, active)}
+                self._last = (g, grads)
+        return grads
 
     def _adjoints(self, g, flat, active):
         """The adjoints of the tape inputs for ``g``, the adjoint of the result (a batch
@@ -427,12 +437,14 @@ class Units:
             self.known.clear()
             self.generation = CACHE.generation
         batched = self.batched if batched is None else batched
-        # the rank of each array, the type of anything else: one pass for both
-        signature = tuple([a.ndim if type(a) is np.ndarray else type(a) for a in args])
+        # the rank of each array (the dtype of a 0-d one, which a float64 number may be
+        # passed as: see numbers), the type of anything else: one pass for all
+        signature = tuple([a.ndim or a.dtype if type(a) is np.ndarray else type(a)
+                           for a in args])
         key = (signature, active, lifted, batched)
         traits = self.traits.get(signature)
         if traits is None:
-            types = [np.ndarray if type(t) is int else t for t in signature]
+            types = [t if isinstance(t, type) else np.ndarray for t in signature]
             traits = self.traits[signature] = (
                 any(issubclass(t, CONTAINERS) for t in types),
                 not all(t in NOT_FUNCTIONS for t in types))
@@ -442,8 +454,6 @@ class Units:
         functions = functions_of(args) if maybe_functions else ()
         if functions:  # and which function a parameter is passed
             key += tuple([(k, id(f)) for k, f in functions])
-        if self.numbers and 0 in signature:  # a float64 number may be passed as a float
-            key += tuple([a.dtype for a, r in zip(args, signature) if r == 0])
         found = self.known.get(key)
         if found is None or not found[0].is_current():
             found = self.known[key] = self._build(args, active, lifted, batched, functions)
@@ -451,7 +461,9 @@ class Units:
             self.hits += 1
         unit, numbers = found
         if numbers:
-            args = [float(a) if i in numbers else a for i, a in enumerate(args)]
+            args = list(args)
+            for i in numbers:
+                args[i] = float(args[i])
         return unit, args
 
     def _build(self, args, active, lifted, batched, functions):
@@ -522,9 +534,15 @@ def _backward(unit, saved, g, active, y=None, rows=False):
         g = _as_number(g, y)
         # a list holds a tape walked once: the unit empties it (Unit.spend)
         grads = unit.spend(saved, g) if type(saved) is list else unit.backward(saved, g)
-    if active.count(True) == 1:
-        return {active.index(True): grads}
-    return dict(zip([k for k, a in enumerate(active) if a], grads))
+    positions = _POSITIONS.get(active)
+    if positions is None:
+        positions = _POSITIONS[active] = tuple([k for k, a in enumerate(active) if a])
+    if len(positions) == 1:
+        return {positions[0]: grads}
+    return dict(zip(positions, grads))
+
+
+_POSITIONS = {}  # an activity mask -> the positions of its active inputs (few masks recur)
 
 
 def function(fn=None, *, fallback=None, input_signature=None, autograph=True,

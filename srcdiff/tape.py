@@ -540,7 +540,8 @@ def _walk_plain(records, grads, source_ids, reaches):
     each (nearly every record) are unrolled: a call with its arguments spelled out
     runs in the interpreter's own loop, where ``vjp(g, ans, *values)`` costs a
     C-level call more (as much as a small vjp), and a loop over the inputs costs
-    as much again.  Each ``previous + d`` is ``_accumulate``, inlined."""
+    as much again.  Each ``previous + d`` is ``_accumulate``, inlined.  A rule with
+    a joint form (a compiled function's) is called once for all its inputs."""
     get, pop = grads.get, grads.pop
     pop_record = records.pop  # the caller's list: emptied, last record first
     while records:
@@ -569,6 +570,13 @@ def _walk_plain(records, grads, source_ids, reaches):
             key = id(args[1])  # the second input's adjoint: added below
             vjp = vjps[1] if key in reaches else None
             d = None if vjp is None else vjp(g, ans, x, y)
+        elif rule.joint is not None:  # one call for every input (a compiled function's)
+            wanted = [i for i, a in enumerate(args) if id(a) in reaches]
+            found = rule.joint(g, ans, raw, wanted)
+            for i in wanted:
+                if (d := found.get(i)) is not None:
+                    _accumulate(grads, id(args[i]), d)
+            continue
         else:
             for i, a in enumerate(args):
                 key = id(a)
@@ -702,13 +710,18 @@ def _unconnected(value):
         raise ValueError(f"Unknown value for unconnected_gradients: {value!r}") from None
 
 
+# the NumPy number type of each floating dtype: an adjoint of a 0-d value may be one
+_NUMBER_OF = {np.dtype(t): t for t in (np.float16, np.float32, np.float64, np.longdouble,
+                                       np.complex64, np.complex128)}
+
+
 def _finish(g, source, unconnected, shape=None):
     """A gradient as the user receives it: a Tensor of the source's dtype, or None."""
     dtype = source._array().dtype
     if dtype.kind not in "fc":
         return None
-    kind = type(g)  # the common cases first: an array of the dtype, a Python float
-    if kind is np.ndarray and g.dtype == dtype or kind is float:
+    kind = type(g)  # the common cases first: an array of the dtype, a number
+    if kind is np.ndarray and g.dtype == dtype or kind is float or kind is _NUMBER_OF.get(dtype):
         result = _new(Tensor)  # Tensor(g) without the __init__ frame
         result._value = g if kind is np.ndarray else np.array(g, dtype)
         return result

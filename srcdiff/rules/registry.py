@@ -31,15 +31,20 @@ class Rule:
     """The derivative rules of one primitive: one vjp per positional input.
 
     ``argnum_vjp``, when set, serves every input of a primitive that takes any
-    number of them (``concatenate(*xs)``) and is called as ``vjp(i, g, ans, ...)``."""
+    number of them (``concatenate(*xs)``) and is called as ``vjp(i, g, ans, ...)``.
+    ``joint``, when set, gives the adjoints of several inputs from one call,
+    ``joint(g, ans, values, wanted) -> {i: adjoint}`` for the indices ``wanted``:
+    a primitive whose backward step serves every input at once (a compiled
+    function's) is then run once by the plain walk, not once per input."""
 
-    __slots__ = ("primitive", "vjps", "argnum_vjp", "name", "_parameters")
+    __slots__ = ("primitive", "vjps", "argnum_vjp", "name", "joint", "_parameters")
 
-    def __init__(self, primitive, vjps, name, argnum_vjp=None):
+    def __init__(self, primitive, vjps, name, argnum_vjp=None, joint=None):
         self.primitive = primitive
         self.vjps = vjps
         self.argnum_vjp = argnum_vjp
         self.name = name
+        self.joint = joint
         self._parameters = None
 
     def vjp(self, i):
