@@ -465,7 +465,7 @@ def _large(records):
     in constant time by a few records: the first and the last two, their inputs and
     results (a loss's reduction reads values as large as any, as a rule).  Judging
     each record as it is made would cost every operation more than this whole check."""
-    for _, _, raw, _, out in records[:1] + records[-2:]:
+    for _, _, raw, _, out in records[:1] + records[max(len(records) - 2, 1):]:
         for value in (*raw, out._value):
             if type(value) is _NDARRAY and value.nbytes >= _LARGE:
                 return True
