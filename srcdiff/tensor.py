@@ -268,6 +268,18 @@ class _ArrayLike:
     def cumsum(self, axis=None):
         return apply(np.cumsum, self, axis=axis)
 
+    def cumprod(self, axis=None):
+        return apply(np.cumprod, self, axis=axis)
+
+    def diagonal(self, offset=0, axis1=0, axis2=1):
+        return apply(np.diagonal, self, offset, axis1, axis2)
+
+    def repeat(self, repeats, axis=None):
+        return apply(np.repeat, self, repeats, axis=axis)
+
+    def take(self, indices, axis=None):
+        return apply(np.take, self, _raw_index(indices), axis=axis)
+
     def reshape(self, *shape, order="C"):
         if len(shape) == 1 and not isinstance(shape[0], (int, np.integer)):
             shape = shape[0]

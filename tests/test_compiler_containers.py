@@ -365,7 +365,11 @@ def set_comprehension(v):
     return sum(s)
 
 
-@pytest.mark.parametrize("fn", [listed, repeated, made_an_array_on_one_branch,
+def test_list_of_a_generator_is_a_copy_of_the_list_it_makes():
+    check_tree(listed, V.copy())
+
+
+@pytest.mark.parametrize("fn", [repeated, made_an_array_on_one_branch,
                                 set_comprehension], ids=lambda f: f.__name__)
 def test_unmodelled_container_forms_are_refused(fn):
     with pytest.raises(sd.CompileError):

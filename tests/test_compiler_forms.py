@@ -112,7 +112,12 @@ def call_method_known(x):
 
 def call_method_unknown(x):
     m = np.outer(x, x)
-    return np.sum(m.diagonal())
+    return np.sum(m.compress([True, False, True], axis=0))
+
+
+def call_method_diagonal(x):
+    m = np.outer(x, x)
+    return np.sum(m.diagonal() * m.cumprod(axis=1)[0])
 
 
 def call_user_method(x):
@@ -575,7 +580,8 @@ EXPRESSIONS = {
     "Call": [(call_positional, GRAD), (call_keyword, GRAD),
              (call_keyword_without_a_model, REFUSE), (call_starred, REFUSE),
              (call_in_a_list_literal, GRAD), (call_method_known, GRAD),
-             (call_method_unknown, REFUSE), (call_user_method, REFUSE),
+             (call_method_unknown, REFUSE), (call_method_diagonal, GRAD),
+             (call_user_method, REFUSE),
              (call_user_function_keyword, GRAD), (call_recursive_helper, GRAD),
              (call_keyword_only_parameters, GRAD), (call_kwargs_parameters, GRAD),
              (call_kwargs_forwarded, GRAD), (call_kwargs_from_a_mapping, REFUSE),

@@ -296,6 +296,8 @@ EXAMPLES = {
     np.flipud: [ex(R(2, 3))],
     np.roll: [ex(R(5), 2), ex(R(3, 4), (1, -1), (0, 1)), ex(R(3, 4), 1)],
     np.tile: [ex(R(3), 2), ex(R(2, 3), (2, 1, 2))],
+    np.rot90: [ex(R(2, 3)), ex(R(2, 3, 4), 3, (2, 0))],
+    np.append: [ex(R(2, 3), R(4)), ex(R(2, 3), R(1, 3), 0), ex(R(3), R()), ex(R(2, 2), R(2, 1), axis=1)],
     np.triu: [ex(R(3, 3)), ex(R(3, 4), 1)],
     np.tril: [ex(R(3, 3)), ex(R(3, 4), -1)],
     np.copy: [ex(R(2, 3))],

@@ -23,6 +23,7 @@ METHODS = {
     "squeeze": "squeeze", "clip": "clip", "cumsum": "cumsum", "argmax": "argmax",
     "argmin": "argmin", "conj": "conjugate", "conjugate": "conjugate", "trace": "trace",
     "swapaxes": "swapaxes", "any": "any", "all": "all", "round": "round",
+    "diagonal": "diagonal", "cumprod": "cumprod", "repeat": "repeat", "take": "take",
 }
 VARARG_METHODS = {"reshape": "reshape", "transpose": "transpose"}
 ARRAY_ATTRIBUTES = {"T": "transpose", "real": "real", "imag": "imag"}

@@ -5,7 +5,8 @@ item; the backward pass must know which names hold one, to start their adjoints 
 ``zero_adjoints(xs)`` and to add an item's adjoint into its slot.  A name holds a
 container when it is a parameter passed one, a literal ``[a, b]`` or ``{"k": v}``,
 a list built by ``append``, an item of a container of containers (the depth of each
-parameter's nesting is known when it is compiled), or a copy of one of these.
+parameter's nesting is known when it is compiled), or a copy of one of these (by name,
+or by ``list``, ``tuple`` or ``dict``).
 
 ``xs.append(v)`` is differentiated as ``xs = append(xs, v)``: the list the adjoint
 reads is the list as it ends.  That is exact only if no adjoint reads the list
@@ -118,6 +119,9 @@ def _depth_of(s, op, depth, call_depths):
     if op.fn is runtime.append:
         (lo, hi), (vlo, vhi) = depth(op.inputs[0]), depth(op.inputs[1])
         return max(lo, 1), max(hi, vhi + 1)
+    if op.kind is Kind.PRIMITIVE and op.fn in (list, tuple, dict):  # a copy (of an
+        lo, hi = depth(op.inputs[0])                              # array: its rows)
+        return max(lo, 1), max(hi, 1)
     if op.kind is Kind.PRIMITIVE and op.fn in (operator.getitem, runtime.field):
         lo, hi = depth(op.inputs[0])
         return max(lo - 1, 0), max(hi - 1, 0)

@@ -236,6 +236,20 @@ def from_array(g, x):
     return np.reshape(g, np.shape(x))
 
 
+def copied(g, xs):
+    """The adjoint of ``xs`` from that of ``list(xs)``, ``tuple(xs)`` or ``dict(xs)``:
+    item for item (the keys of a dict, as a list, have none; an array's rows are
+    its items)."""
+    held = dict(as_items(g, list(xs) if isinstance(xs, np.ndarray) else xs).held()
+                if not isinstance(g, Items) else g.held())
+    if isinstance(xs, np.ndarray):
+        return _adjoints_of(xs, [held[k] if k in held else zeros_like(x)
+                                 for k, x in enumerate(xs)])
+    if isinstance(xs, dict):
+        return Items(xs, {k: v for k, v in held.items() if k in xs})
+    return Items(xs, {k: v for k, v in held.items() if isinstance(k, int) and k < len(xs)})
+
+
 def spread(g, xs):
     """The adjoints of the items of ``xs`` from the adjoint of ``sum(xs)``."""
     return _adjoints_of(xs, [unbroadcast(g, x) for x in xs])
@@ -310,6 +324,9 @@ WHOLE = {
                    "numpy.array"),
     np.asarray: Rule(np.asarray, [lambda g, ans, a, dtype=None: from_array(g, a)],
                      "numpy.asarray"),
+    list: Rule(list, [lambda g, ans, iterable: copied(g, iterable)], "list"),
+    tuple: Rule(tuple, [lambda g, ans, iterable: copied(g, iterable)], "tuple"),
+    dict: Rule(dict, [lambda g, ans, iterable: copied(g, iterable)], "dict"),
     max: Rule(max, [lambda g, ans, iterable: picked(g, ans, iterable)], "max"),
     min: Rule(min, [lambda g, ans, iterable: picked(g, ans, iterable)], "min"),
     sum: Rule(sum, [lambda g, ans, iterable, start=0: spread(g, iterable),

@@ -416,6 +416,17 @@ def concat_adjoint(i, g, xs, axis):
     return g[(slice(None),) * (axis % np.ndim(g)) + (slice(start, stop),)]
 
 
+def append_parts(g, arr, values, axis):
+    """The adjoints of ``arr`` and ``values`` from that of ``np.append(arr, values,
+    axis)``: a concatenation, of the two flattened where ``axis`` is None."""
+    if axis is None:
+        cut = np.size(arr)
+        g = np.ravel(g)
+        return np.reshape(g[:cut], np.shape(arr)), np.reshape(g[cut:], np.shape(values))
+    pair = (arr, values)
+    return concat_adjoint(0, g, pair, axis), concat_adjoint(1, g, pair, axis)
+
+
 def stack_adjoint(i, g, axis):
     """The slice of ``g`` that input ``i`` of a stack along ``axis`` became."""
     return g[(slice(None),) * (axis % np.ndim(g)) + (i,)]

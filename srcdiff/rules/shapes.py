@@ -3,7 +3,7 @@ import operator
 
 import numpy as np
 
-from .helpers import (batch_axes, clip_passes, concat_adjoint, diagonal_adjoint, either,
+from .helpers import (append_parts, batch_axes, clip_passes, concat_adjoint, diagonal_adjoint, either,
                       from_end, pad_adjoint, pad_values_adjoint, repeat_adjoint, reshape_like,
                       stack_adjoint, take_adjoint, take_along_axis_adjoint, tile_adjoint,
                       unbroadcast, unindex, untranspose, where_zero)
@@ -30,6 +30,10 @@ defvjp(np.flip, lambda g, ans, x, axis=None: np.flip(g, axis), view=True)
 defvjp(np.fliplr, lambda g, ans, x: np.fliplr(g), view=True)
 defvjp(np.flipud, lambda g, ans, x: np.flipud(g), view=True)
 defvjp(np.roll, lambda g, ans, x, shift, axis=None: np.roll(g, np.negative(shift), axis))
+defvjp(np.rot90, lambda g, ans, m, k=1, axes=(0, 1): np.rot90(g, -k, axes), view=True)
+defvjp(np.append,
+       lambda g, ans, arr, values, axis=None: append_parts(g, arr, values, axis)[0],
+       lambda g, ans, arr, values, axis=None: append_parts(g, arr, values, axis)[1])
 defvjp(np.tile, lambda g, ans, x, reps: tile_adjoint(g, x, reps))
 defvjp(np.triu, lambda g, ans, x, k=0: np.triu(g, k))
 defvjp(np.tril, lambda g, ans, x, k=0: np.tril(g, k))
