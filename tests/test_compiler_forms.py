@@ -364,6 +364,17 @@ def named_expression(x):
     return y
 
 
+def named_expression_in_right_operand(x):
+    if np.sum(x) > 0 and (y := np.max(x)) > 0:  # bound only if the left holds
+        return y
+    return 0.0
+
+
+def named_expression_in_a_comprehension(x):
+    ys = [y for v in x if (y := np.sin(v)) > 0.0]
+    return sum(ys) * y
+
+
 def set_literal(x):
     s = {np.sum(x)}
     return s.pop()
@@ -597,7 +608,8 @@ EXPRESSIONS = {
     "List": [(list_literal, GRAD)],
     "ListComp": [(list_comprehension, GRAD), (list_comprehension_nested, GRAD)],
     "Name": [(name, GRAD)],
-    "NamedExpr": [(named_expression, REFUSE)],
+    "NamedExpr": [(named_expression, GRAD), (named_expression_in_a_comprehension, GRAD),
+                  (named_expression_in_right_operand, REFUSE)],
     "Set": [(set_literal, REFUSE)],
     "SetComp": [(set_comprehension, REFUSE), (set_comprehension_of_numbers, GRAD)],
     "Starred": [(starred_unpacking, REFUSE), (call_starred, REFUSE),

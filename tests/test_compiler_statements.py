@@ -4,7 +4,9 @@ broadcasting.  Each is checked against the eager tape and finite differences."""
 import numpy as np
 import pytest
 
-from compiler_programs import check_grad
+import srcdiff as sd
+from compiler_programs import check_grad, check_three_ways
+from util import numerical_jacobian
 
 RNG = np.random.default_rng(0)
 X = RNG.uniform(0.5, 1.5, size=(3,))
@@ -205,3 +207,141 @@ def broadcast_with_float(a, s):
 
 def test_broadcasting_with_a_python_float():
     check_grad(broadcast_with_float, (M, 1.3), (0, 1))
+
+
+# --- assignment expressions (n := v): lowered where Python evaluates them ---
+
+def walrus_in_a_condition(x):
+    if (n := np.sum(x)) > 0:
+        return n * 2.0
+    return n
+
+
+def walrus_first_operand_of_and(x):
+    if (n := np.sum(x) - 1.5) > 0 and n < 100.0:  # n read after it is bound
+        return np.max(x) * n
+    return n * n
+
+
+def walrus_under_not_and_or(x):
+    if not (n := np.sum(x) - 5.0) or n > 0:
+        return n
+    return n * n
+
+
+def walrus_in_a_while_condition(x):
+    k = 0
+    s = 0.0
+    while (t := np.sum(x ** (k + 1))) < 5.0:  # bound again before each test
+        s = s + t
+        k += 1
+    return s * t
+
+
+def walrus_in_a_comprehension_condition(x):
+    ys = [y for v in x if (y := np.sin(v)) > 0.5]
+    return sum(ys) * y  # y: the enclosing function's, the last one bound
+
+
+def walrus_accumulates_in_a_comprehension(x):
+    acc = 0.0
+    parts = [(acc := acc + v * v) for v in x]
+    return acc * parts[1]
+
+
+def walrus_as_an_argument(x):
+    return np.sum(x * (m := np.cos(x))) + np.sum(m)
+
+
+def walrus_in_a_branch_of_if_expression(x):
+    c = np.sum(x) > 10.0
+    if (np.min(x) if c else (n := np.max(x))) > 0:  # bound only where taken
+        return n * 3.0
+    return 0.0
+
+
+def walrus_after_a_call_in_a_comparison(x):
+    if np.max(x) < (n := np.sum(x)):  # np.max runs first, as in Python
+        return n * np.max(x)
+    return n
+
+
+@pytest.mark.parametrize("f", [
+    walrus_in_a_condition, walrus_first_operand_of_and, walrus_under_not_and_or,
+    walrus_in_a_while_condition, walrus_in_a_comprehension_condition,
+    walrus_accumulates_in_a_comprehension, walrus_as_an_argument,
+    walrus_in_a_branch_of_if_expression, walrus_after_a_call_in_a_comparison,
+], ids=lambda f: f.__name__)
+@pytest.mark.parametrize("sign", [1.0, -1.0])
+def test_walrus(f, sign):
+    check_three_ways(f, (sign * X,))
+
+
+def walrus_vector(x):
+    return np.sin(n := x * 2.0) * n
+
+
+def test_walrus_jacobian():
+    np.testing.assert_allclose(sd.jacobian(walrus_vector)(X),
+                               numerical_jacobian(walrus_vector, X), rtol=1e-6, atol=1e-8)
+
+
+def test_walrus_binds_its_name_in_the_generated_code():
+    forward = sd.adjoint_source(walrus_in_a_condition).split("def ")[1]
+    assert "    n = np.sum(x)\n    cond_1 = n > 0\n" in forward  # n itself, not a copy
+
+
+def walrus_read_before(x):
+    n = 1.0
+    return np.sum(x) * (n + (n := 2.0))
+
+
+def walrus_in_right_operand(x):
+    if np.sum(x) > 0 and (n := np.max(x)) > 0:
+        return n
+    return 0.0
+
+
+def walrus_in_a_later_link(x):
+    return np.sum(x) * (0 < np.sum(x) < (s := 3.0))
+
+
+def walrus_twice(x):
+    return (a := np.sum(x)) + (a := 1.0)
+
+
+def walrus_in_a_lambda(x):
+    f = lambda t: (u := t * 2.0)  # noqa: E731
+    return np.sum(f(x))
+
+
+def walrus_in_an_index_target(x):
+    n = 1
+    out = np.zeros(3)
+    out[n] = (n := 2) * 1.0  # Python reads n after the value: A-normal form before
+    return np.sum(out * x)
+
+
+def walrus_in_an_assert(x):
+    assert (n := np.sum(x)) > -10.0
+    return n
+
+
+def walrus_in_an_f_string(x):
+    return np.sum(x) * len(f"{(n := 3)}")
+
+
+@pytest.mark.parametrize("f, says", [
+    (walrus_read_before, "read in the same statement before"),
+    (walrus_in_right_operand, "only sometimes"),
+    (walrus_in_a_later_link, "only sometimes"),
+    (walrus_twice, "assigned twice"),
+    (walrus_in_a_lambda, "lambda"),
+    (walrus_in_an_index_target, "read in the same statement before"),
+    (walrus_in_an_assert, "assert"),
+    (walrus_in_an_f_string, "f-string"),
+], ids=lambda v: getattr(v, "__name__", ""))
+def test_walrus_refused(f, says):
+    with pytest.raises(sd.CompileError, match=says) as info:
+        sd.grad(f)(X.copy())
+    assert info.value.lineno and info.value.hint

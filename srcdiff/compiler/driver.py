@@ -47,6 +47,7 @@ from .runtime import FreeValues
 from .unit import GONE, Unit
 from .kwargs import expand_kwargs, keywords_of
 from .varargs import expand_varargs
+from . import walrus
 
 
 def prepare(fn, lifted=(), functions=(), arity=None):
@@ -55,6 +56,7 @@ def prepare(fn, lifted=(), functions=(), arity=None):
     parsed = parse_function(fn)
     parsed.functions = _bound_functions(parsed, functions)
     node = S.copy_node(parsed.node)
+    walrus.check(node, parsed.source_map)  # before any pass moves an expression
     names = Names(S.names_in(node))
     keywords = keywords_of(fn) or ()
     extra = 0 if arity is None else arity - len(parsed.params) - len(keywords)

@@ -116,6 +116,8 @@ class Normalizer(ExpressionLowering):
                                         ctx=gast.Store())],
                 value=call.args[-1], type_comment=None), s))
             return
+        if any(type(n) is gast.NamedExpr for n in S.walk(call)):  # print(n := f(x))
+            s = gast.Expr(value=self.simple(call, "t"))
         self.emit(s, s)
 
     def stmt_Assert(self, s):
