@@ -392,7 +392,7 @@ def set_comprehension(x):
 
 def starred_unpacking(x):
     first, *rest = x
-    return first * np.sum(rest)
+    return first * sum(rest)
 
 
 def subscript(x):
@@ -612,7 +612,7 @@ EXPRESSIONS = {
                   (named_expression_in_right_operand, REFUSE)],
     "Set": [(set_literal, REFUSE)],
     "SetComp": [(set_comprehension, REFUSE), (set_comprehension_of_numbers, GRAD)],
-    "Starred": [(starred_unpacking, REFUSE), (call_starred, REFUSE),
+    "Starred": [(starred_unpacking, GRAD), (call_starred, REFUSE),
                 (call_passes_varargs_on, GRAD)],
     "Subscript": [(subscript, GRAD)],
     "Tuple": [(tuple_literal, GRAD)],
@@ -625,7 +625,7 @@ EXPRESSIONS = {
 STATEMENTS = {
     "AnnAssign": [(ann_assign, GRAD)],
     "Assert": [(assert_statement, GRAD)],
-    "Assign": [(name, GRAD), (starred_unpacking, REFUSE)],
+    "Assign": [(name, GRAD), (starred_unpacking, GRAD)],
     "AugAssign": [(aug_assign, GRAD)],
     "Break": [(break_continue, GRAD)],
     "ClassDef": [(class_definition, REFUSE)],

@@ -56,6 +56,105 @@ def unpack_a_value(m):
     return np.sum(first * second)
 
 
+def unpack_into_its_own_name(m):
+    m, y = m  # the rows of the old m, both
+    return np.sum(m * y)
+
+
+def starred_rest_of_an_array(x):
+    first, *rest = x  # rest: a list of the items after the first, as Python gives
+    return first * sum(rest) + len(rest)
+
+
+def starred_middle_of_an_array(x):
+    first, *mid, last = x
+    return first * last + sum(mid) * 2.0
+
+
+def starred_rows(m):
+    top, *others = m
+    return np.sum(top * others[0]) + np.sum(others[-1] ** 2)
+
+
+def starred_tuple(x):
+    t = (x, np.sin(x), x * 2.0, np.cos(x))
+    a, *b, c = t
+    return np.sum(a * c) + np.sum(b[0] * b[1])
+
+
+def starred_literal(x):
+    a, *b = x * 2.0, np.sin(x), x
+    *c, d = [x, x * x]
+    return np.sum(a * b[1] + b[0] + c[0] * d)
+
+
+def starred_empty_middle(x):
+    a, *b, c = x[:2]
+    return np.sum(a * c) + len(b)
+
+
+def starred_loop_target(m):
+    total = 0.0
+    for head, *tail in m:
+        total = total + head * sum(tail)
+    return total
+
+
+@pytest.mark.parametrize("f, args", [
+    (unpack_into_its_own_name, (M[:, :2],)),
+    (starred_rest_of_an_array, (X,)),
+    (starred_middle_of_an_array, (X,)),
+    (starred_rows, (M,)),
+    (starred_tuple, (X,)),
+    (starred_literal, (X,)),
+    (starred_empty_middle, (X,)),
+    (starred_loop_target, (M,)),
+], ids=lambda v: getattr(v, "__name__", ""))
+def test_starred_targets(f, args):
+    check_three_ways(f, args)
+
+
+def starred_vector(x):
+    a, *b = x
+    return np.stack(b) * a
+
+
+def test_starred_jacobian():
+    np.testing.assert_allclose(sd.jacobian(starred_vector)(X),
+                               numerical_jacobian(starred_vector, X), rtol=1e-6, atol=1e-8)
+
+
+def starred_too_short(x):
+    a, *b, c = x[:1]
+    return np.sum(a * c)
+
+
+def unpack_too_many(x):
+    a, b = x
+    return a * b
+
+
+def starred_dict(x):
+    d = {1: x, 0: x * 2.0}
+    a, *b = d  # a dict's keys: not its items at positions 0, 1
+    return np.sum(x) * a
+
+
+@pytest.mark.parametrize("f", [starred_too_short, unpack_too_many],
+                         ids=lambda f: f.__name__)
+def test_unpacking_checks_what_python_checks(f):
+    with pytest.raises(ValueError):
+        f(X)
+    with pytest.raises(ValueError):
+        sd.grad(f)(X)
+
+
+def test_unpacking_a_dict_is_refused_when_it_runs():
+    assert starred_dict(X) == np.sum(X)  # Python unpacks the keys
+    with pytest.raises(TypeError, match="by position"):
+        sd.grad(starred_dict)(X)
+
+
 def augmented(x, y):
     z = x * 1.0
     z += y
