@@ -85,6 +85,11 @@ def call_starred(x):
     return np.sum(np.multiply(*args))
 
 
+def call_starred_of_unknown_length(x):
+    parts = np.split(x, 3)  # how many: known when it runs
+    return np.sum(np.add(*parts[:2]))
+
+
 def summed(a, *more):
     return a * len(more) + more[0] * more[-1]
 
@@ -584,7 +589,8 @@ EXPRESSIONS = {
     "BinOp": [(binop, GRAD), (binop_matmul, GRAD), (binop_without_rule, REFUSE)],
     "BoolOp": [(boolop_condition, GRAD), (boolop_value, REFUSE)],
     "Call": [(call_positional, GRAD), (call_keyword, GRAD),
-             (call_keyword_without_a_model, REFUSE), (call_starred, REFUSE),
+             (call_keyword_without_a_model, REFUSE), (call_starred, GRAD),
+             (call_starred_of_unknown_length, REFUSE),
              (call_in_a_list_literal, GRAD), (call_method_known, GRAD),
              (call_method_unknown, REFUSE), (call_user_method, REFUSE),
              (call_user_function_keyword, GRAD), (call_recursive_helper, GRAD),
@@ -612,7 +618,8 @@ EXPRESSIONS = {
                   (named_expression_in_right_operand, REFUSE)],
     "Set": [(set_literal, REFUSE)],
     "SetComp": [(set_comprehension, REFUSE), (set_comprehension_of_numbers, GRAD)],
-    "Starred": [(starred_unpacking, GRAD), (call_starred, REFUSE),
+    "Starred": [(starred_unpacking, GRAD), (call_starred, GRAD),
+                (call_starred_of_unknown_length, REFUSE),
                 (call_passes_varargs_on, GRAD)],
     "Subscript": [(subscript, GRAD)],
     "Tuple": [(tuple_literal, GRAD)],

@@ -47,6 +47,7 @@ from .runtime import FreeValues
 from .unit import GONE, Unit
 from .kwargs import expand_kwargs, keywords_of
 from .varargs import expand_varargs
+from .starred import splice_starred
 from . import walrus
 
 
@@ -62,6 +63,7 @@ def prepare(fn, lifted=(), functions=(), arity=None):
     extra = 0 if arity is None else arity - len(parsed.params) - len(keywords)
     expand_varargs(node, extra, names, parsed.source_map)
     expand_kwargs(node, fn, names, parsed.source_map)
+    splice_starred(node, parsed.source_map)
     if lifted:
         named = parsed.namespace.get(node.name)
         own = node.name if getattr(named, "python_function", named) is fn else None
