@@ -6,6 +6,7 @@ refuses it with a CompileError.  There is no third outcome.
 added to gast (a new Python form) fails ``test_every_form_is_classified`` until
 it is listed here with programs that use it.  Call shapes (positional, keyword,
 starred, literal-wrapped, method) are forms too."""
+import contextlib
 import functools
 import math
 
@@ -576,6 +577,12 @@ def with_statement(x):
     return np.sum(y)
 
 
+def with_suppress(x):
+    with contextlib.suppress(ValueError):  # may skip the rest of the block
+        y = x * 2.0
+    return np.sum(y)
+
+
 async def async_function(x):
     return np.sum(x)
 
@@ -654,7 +661,7 @@ STATEMENTS = {
     "Return": [(return_early, GRAD)],
     "Try": [(try_statement, REFUSE)],
     "While": [(while_loop, GRAD)],
-    "With": [(with_statement, REFUSE)],
+    "With": [(with_statement, GRAD), (with_suppress, REFUSE)],
     "AsyncFunctionDef": [(async_function, REFUSE)],
     "AsyncFor": [(async_function, REFUSE)],
     "AsyncWith": [(async_function, REFUSE)],

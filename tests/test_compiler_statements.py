@@ -1,6 +1,9 @@
 """Compiled gradients of straight-line statements: assignments, tuple unpacking,
 augmented assignment, operators, conditions, Python numbers mixed with arrays,
 broadcasting.  Each is checked against the eager tape and finite differences."""
+import contextlib
+import warnings
+
 import numpy as np
 import pytest
 
@@ -430,7 +433,7 @@ def walrus_in_an_f_string(x):
     return np.sum(x) * len(f"{(n := 3)}")
 
 
-@pytest.mark.parametrize("f, says", [
+WALRUS_REFUSED = [
     (walrus_read_before, "read in the same statement before"),
     (walrus_in_right_operand, "only sometimes"),
     (walrus_in_a_later_link, "only sometimes"),
@@ -439,8 +442,137 @@ def walrus_in_an_f_string(x):
     (walrus_in_an_index_target, "read in the same statement before"),
     (walrus_in_an_assert, "assert"),
     (walrus_in_an_f_string, "f-string"),
-], ids=lambda v: getattr(v, "__name__", ""))
-def test_walrus_refused(f, says):
+]
+
+
+# --- with-blocks over managers that change no value and no path ---
+
+def with_errstate(x):
+    with np.errstate(divide="ignore", invalid="ignore"):
+        y = np.log(x)
+        z = y * x
+    return np.sum(z)
+
+
+def with_catch_warnings(x):
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        y = np.sqrt(x)
+    return np.sum(y * x)
+
+
+def with_several_managers(x):
+    with np.errstate(all="ignore"), warnings.catch_warnings(), contextlib.nullcontext():
+        y = np.tanh(x) * x
+    return np.sum(y)
+
+
+def with_an_early_return_in_a_loop(x):
+    s = 0.0
+    for v in x:
+        with np.errstate(invalid="ignore"):
+            if v > 0.5:
+                return s + np.sin(v)
+            s = s + v * v
+    return s
+
+
+def with_a_local_function(x):
+    def scaled(t):
+        return np.cos(t) * x
+    square = lambda t: t * t  # noqa: E731
+    with np.errstate(over="ignore"):
+        y = scaled(x) + square(x)
+    return np.sum(y)
+
+
+@pytest.mark.parametrize("f", [
+    with_errstate, with_catch_warnings, with_several_managers,
+    with_an_early_return_in_a_loop, with_a_local_function,
+], ids=lambda f: f.__name__)
+def test_with_blocks(f):
+    check_three_ways(f, (X,))
+
+
+def with_errstate_vector(x):
+    with np.errstate(divide="ignore"):
+        y = np.log(x) * x
+    return y
+
+
+def test_with_block_jacobian():
+    np.testing.assert_allclose(sd.jacobian(with_errstate_vector)(X), np.diag(np.log(X) + 1),
+                               rtol=1e-12)
+
+
+def root_quiet(x):
+    with np.errstate(divide="ignore"):
+        y = np.sqrt(x)
+    return np.sum(y)
+
+
+def root_filtered(x):
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        y = np.sqrt(x)
+    return np.sum(y)
+
+
+def root_loud(x):
+    y = np.sqrt(x)
+    return np.sum(y)
+
+
+@pytest.mark.parametrize("f, quiet", [(root_quiet, True), (root_filtered, True),
+                                      (root_loud, False)], ids=lambda v: getattr(v, "__name__", ""))
+def test_the_adjoint_of_a_with_block_runs_under_its_manager(f, quiet):
+    zero = np.array([0.0, 1.0])  # the adjoint of sqrt at 0 divides by zero
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        context = contextlib.nullcontext() if quiet else pytest.raises(RuntimeWarning)
+        with context:
+            g = sd.grad(f)(zero)
+    if quiet:
+        np.testing.assert_array_equal(g, [np.inf, 0.5])
+    assert "with " in sd.adjoint_source(f).split("_backward")[1] or not quiet
+
+
+def with_suppress(x):
+    with contextlib.suppress(ValueError):  # may skip the rest of the block
+        y = x * 2.0
+    return np.sum(y)
+
+
+def with_raising_errstate(x):
+    with np.errstate(all="raise"):  # the adjoint could raise where the tape does not
+        y = x * 2.0
+    return np.sum(y)
+
+
+def with_as(x):
+    with np.errstate(all="ignore") as state:
+        y = x * 2.0
+    return np.sum(y) + 0.0 * len(str(state))
+
+
+def with_a_variable_argument(x):
+    mode = "ignore"
+    with np.errstate(all=mode):
+        y = x * 2.0
+    return np.sum(y)
+
+
+WITH_REFUSED = [
+    (with_suppress, "change no value and no path"),
+    (with_raising_errstate, "may change the path"),
+    (with_as, "as name"),
+    (with_a_variable_argument, "constant"),
+]
+
+
+@pytest.mark.parametrize("f, says", WALRUS_REFUSED + WITH_REFUSED,
+                         ids=lambda v: getattr(v, "__name__", ""))
+def test_forms_refused(f, says):
     with pytest.raises(sd.CompileError, match=says) as info:
         sd.grad(f)(X.copy())
     assert info.value.lineno and info.value.hint

@@ -45,6 +45,7 @@ import numpy as np
 from . import syntax as S
 from .anf import ExpressionLowering
 from .exits import copy_location
+from .managers import lower_with
 
 # ---------------------------------------------------------------- A-normal form
 
@@ -254,6 +255,11 @@ class Normalizer(ExpressionLowering):
                      f"if len(seq) {short} {count}: raise ValueError(f'cannot unpack "
                      f"{{len(seq)}} values (expected {at_least}{count})')"):
             self.stmt(copy_location(S.stmt(text, seq=seq), at))
+
+    def stmt_With(self, s):
+        """A branch always taken, its test the Manager that says so (managers.py)."""
+        manager = lower_with(s, self.resolve, self.source_map)
+        self.emit(gast.If(test=S.const(manager), body=self.block(s.body), orelse=[]), s)
 
     def stmt_If(self, s):
         arms, last = _elif_chain(s)
