@@ -564,6 +564,21 @@ def try_statement(x):
     return np.sum(y)
 
 
+def try_finally_statement(x):
+    try:
+        y = x * 2.0
+    finally:
+        z = np.sin(x)
+    return np.sum(y * z)
+
+
+def try_finally_returning(x):
+    try:
+        return np.sum(x)
+    finally:
+        print("done")
+
+
 def while_loop(x):
     y = x
     while np.sum(y * y) < 10.0:
@@ -659,7 +674,8 @@ STATEMENTS = {
     "Pass": [(pass_statement, GRAD)],
     "Raise": [(raise_statement, GRAD)],
     "Return": [(return_early, GRAD)],
-    "Try": [(try_statement, REFUSE)],
+    "Try": [(try_statement, REFUSE), (try_finally_statement, GRAD),
+            (try_finally_returning, REFUSE)],
     "While": [(while_loop, GRAD)],
     "With": [(with_statement, GRAD), (with_suppress, REFUSE)],
     "AsyncFunctionDef": [(async_function, REFUSE)],

@@ -562,6 +562,91 @@ def with_a_variable_argument(x):
     return np.sum(y)
 
 
+# --- try/finally: the body, then the cleanup ---
+
+CLEANED = []
+
+
+def try_finally(x):
+    try:
+        y = np.sin(x) * x
+    finally:
+        CLEANED.append(len(CLEANED))  # runs after the body, as in Python
+    return np.sum(y)
+
+
+def try_finally_in_a_loop(x):
+    s = 0.0
+    for v in x:
+        try:
+            s = s + v * v
+        finally:
+            s = s * 1.5  # the cleanup computes too
+    return s
+
+
+def try_finally_around_a_loop_that_breaks(x):
+    s = 0.0
+    try:
+        for v in x:
+            if v > 0.9:
+                break  # leaves the loop, not the try
+            s = s + np.tanh(v)
+    finally:
+        s = s + np.sum(x * x)
+    return s
+
+
+def try_finally_nested(x):
+    try:
+        try:
+            y = np.exp(x)
+        finally:
+            y = y * x
+    finally:
+        with np.errstate(all="ignore"):
+            y = np.log(y)
+    return np.sum(y)
+
+
+@pytest.mark.parametrize("f", [try_finally, try_finally_in_a_loop,
+                               try_finally_around_a_loop_that_breaks, try_finally_nested],
+                         ids=lambda f: f.__name__)
+def test_try_finally(f):
+    check_three_ways(f, (X,))
+
+
+def test_try_finally_runs_its_cleanup_once_per_call():
+    before = len(CLEANED)
+    sd.grad(try_finally)(X)
+    sd.grad(try_finally)(X)
+    assert len(CLEANED) == before + 2
+
+
+def try_finally_returns(x):
+    try:
+        return np.sum(x)
+    finally:
+        CLEANED.append(-1)  # Python runs it on the way out
+
+
+def try_finally_breaks(x):
+    s = 0.0
+    for v in x:
+        try:
+            if v > 0.5:
+                break
+        finally:
+            s = s + v
+    return s
+
+
+TRY_REFUSED = [
+    (try_finally_returns, "'return' out of a try/finally"),
+    (try_finally_breaks, "'break' out of a try/finally"),
+]
+
+
 WITH_REFUSED = [
     (with_suppress, "change no value and no path"),
     (with_raising_errstate, "may change the path"),
@@ -570,7 +655,7 @@ WITH_REFUSED = [
 ]
 
 
-@pytest.mark.parametrize("f, says", WALRUS_REFUSED + WITH_REFUSED,
+@pytest.mark.parametrize("f, says", WALRUS_REFUSED + TRY_REFUSED + WITH_REFUSED,
                          ids=lambda v: getattr(v, "__name__", ""))
 def test_forms_refused(f, says):
     with pytest.raises(sd.CompileError, match=says) as info:

@@ -47,6 +47,7 @@ from .runtime import FreeValues
 from .unit import GONE, Unit
 from .kwargs import expand_kwargs, keywords_of
 from .varargs import expand_varargs
+from .cleanup import flatten_finally
 from .starred import splice_starred
 from . import walrus
 
@@ -58,6 +59,7 @@ def prepare(fn, lifted=(), functions=(), arity=None):
     parsed.functions = _bound_functions(parsed, functions)
     node = S.copy_node(parsed.node)
     walrus.check(node, parsed.source_map)  # before any pass moves an expression
+    flatten_finally(node, parsed.source_map)
     names = Names(S.names_in(node))
     keywords = keywords_of(fn) or ()
     extra = 0 if arity is None else arity - len(parsed.params) - len(keywords)

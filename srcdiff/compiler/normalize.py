@@ -70,8 +70,9 @@ class Normalizer(ExpressionLowering):
 
     def unsupported(self, s):
         what = {
-            "Try": ("'try' is not supported", "Move the try/except outside the function you "
-                    "differentiate."),
+            "Try": ("'try' is not supported with 'except' or 'else': an exception's path "
+                    "would need the eager tape", "Move the try/except outside the function "
+                    "you differentiate (try/finally alone is compiled)."),
             "With": ("'with' is not supported", "Move the with-block outside the function."),
             "Global": ("'global' is not supported: the compiler cannot track writes to module "
                        "state", "Return the value instead of writing a global."),
