@@ -292,3 +292,93 @@ def local_named_like_a_global(x):
 def test_a_local_hides_the_global_of_the_same_name(fn, arg):
     # A.T and A.sum() must read the parameter, not the module's A
     check_grad(fn, (arg,))
+
+
+# --- starred arguments of a length known when compiling ---
+
+def weighted(a, b, c=1.0):
+    return a * b + c
+
+
+def counted(a, *more):
+    return a * len(more) + more[0] * more[-1]
+
+
+def starred_tuple_argument(x):
+    args = (x, 2.0)
+    return np.sum(np.multiply(*args))
+
+
+def starred_list_argument(x):
+    pair = [np.sin(x), x * x]
+    return np.sum(np.hypot(*pair)) + len(pair)
+
+
+def starred_between_arguments(x):
+    pair = (np.cos(x), 0.5)
+    return np.sum(weighted(x, *pair)) + np.sum(weighted(*pair, x))
+
+
+def starred_display_argument(x):
+    return np.sum(weighted(x, *(x, 3.0)) + counted(x, *[np.sin(x), x], x))
+
+
+def starred_in_a_loop(m):
+    total = 0.0
+    for row in m:
+        pair = (row, np.tanh(row))  # bound once: each pass makes a pair
+        total = total + np.sum(weighted(*pair))
+    return total
+
+
+@pytest.mark.parametrize("f, args", [
+    (starred_tuple_argument, (X,)),
+    (starred_list_argument, (X,)),
+    (starred_between_arguments, (X,)),
+    (starred_display_argument, (X,)),
+    (starred_in_a_loop, (M,)),
+], ids=ids)
+def test_starred_arguments(f, args):
+    compiler_programs.check_three_ways(f, args)
+
+
+def starred_vector(x):
+    pair = (x, np.sin(x))
+    return np.multiply(*pair)
+
+
+def test_starred_arguments_jacobian():
+    np.testing.assert_allclose(sd.jacobian(starred_vector)(X),
+                               np.diag(np.sin(X) + X * np.cos(X)), rtol=1e-12)
+
+
+def starred_rebound(x):
+    t = (x, x)
+    t = (x, x, x)
+    return np.sum(np.add(*t))
+
+
+def starred_grown_list(x):
+    xs = [x, x]
+    xs.append(x)
+    return np.sum(np.add(*xs))
+
+
+def starred_call_result(x):
+    return np.sum(np.add(*np.split(x, [1, 2])[:2]))
+
+
+def starred_parameter(x, pair):
+    return np.sum(np.add(*pair) * x)
+
+
+@pytest.mark.parametrize("f, says", [
+    (starred_rebound, "bound more than once"),
+    (starred_grown_list, "the list may change"),
+    (starred_call_result, "length not known"),
+    (starred_parameter, "not bound to a tuple or list display"),
+], ids=ids)
+def test_starred_arguments_of_unknown_length_are_refused(f, says):
+    with pytest.raises(sd.CompileError, match=says) as info:
+        sd.grad(f)(X, *([(X, X)] if f is starred_parameter else []))
+    assert info.value.lineno and info.value.hint

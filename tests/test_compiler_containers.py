@@ -9,7 +9,8 @@ import numpy as np
 import pytest
 
 import srcdiff as sd
-from util import numerical_grad
+from compiler_programs import check_three_ways, eager_grads
+from util import numerical_grad, numerical_jacobian
 
 RNG = np.random.default_rng(7)
 W1, B1 = RNG.normal(size=(3, 4)), RNG.normal(size=4)
@@ -374,3 +375,69 @@ def test_list_of_a_generator_is_a_copy_of_the_list_it_makes():
 def test_unmodelled_container_forms_are_refused(fn):
     with pytest.raises(sd.CompileError):
         sd.grad(fn)(V.copy())
+
+
+# --- sorted: a permutation, its adjoint scattered back ---
+
+def sorted_list(v):
+    scores = [np.sum(v), v[0] * 3.0, np.sum(np.sin(v)), v[2]]
+    ys = sorted(scores)
+    return ys[0] * 1.0 + ys[1] * 2.0 + ys[2] * 3.0 + ys[3] * 4.0
+
+
+def sorted_reversed_literal(v):
+    ys = sorted([v[0], v[1] * v[2], np.tanh(v[1])], reverse=True)
+    return ys[0] * 5.0 - ys[-1]
+
+
+def sorted_vector(v):
+    ys = sorted(v * 2.0)  # a list of the items, smallest first
+    return ys[0] * np.sum(v) + ys[-1] ** 2
+
+
+def sorted_keys(v):
+    d = {"b": v[0] * 2.0, "a": np.sin(v[1]), "c": v[2]}
+    total = 0.0
+    for k in sorted(d):  # strings: no gradient, the order of the loop
+        total = total * 2.0 + d[k]
+    return total + len(sorted(d))
+
+
+@pytest.mark.parametrize("fn", [sorted_list, sorted_reversed_literal, sorted_vector,
+                                sorted_keys], ids=lambda f: f.__name__)
+def test_sorted(fn):
+    check_three_ways(fn, (V.copy(),))
+
+
+def sorted_tied(v, reverse):
+    ys = sorted([v[0], v[1] * 1.0, v[2]], reverse=reverse)
+    return ys[0] * 1.0 + ys[1] * 2.0 + ys[2] * 3.0
+
+
+@pytest.mark.parametrize("reverse, expected", [(False, [2.0, 3.0, 1.0]),
+                                               (True, [1.0, 2.0, 3.0])])
+def test_sorted_keeps_equal_items_in_order_as_python_does(reverse, expected):
+    # v[0] == v[1]: a stable sort keeps v[0] first (reversed too); finite differences
+    # are no judge at a tie, the eager tape (Python's own sort) is
+    v = np.array([0.5, 0.5, 0.1])
+    g = sd.grad(sorted_tied)(v, reverse)
+    np.testing.assert_array_equal(g, expected)
+    np.testing.assert_array_equal(g, eager_grads(sorted_tied, (v, reverse), [0])[0])
+
+
+def sorted_rows(v):
+    return np.stack(sorted([v[0], v[1] * 2.0, v[2]])) * v
+
+
+def test_sorted_jacobian():
+    np.testing.assert_allclose(sd.jacobian(sorted_rows)(V), numerical_jacobian(sorted_rows, V),
+                               rtol=1e-6, atol=1e-8)
+
+
+def sorted_by_key(v):
+    return sorted([v[0], v[1]], key=abs)[0]
+
+
+def test_sorted_with_a_key_is_refused():
+    with pytest.raises(sd.CompileError, match="key"):
+        sd.grad(sorted_by_key)(V.copy())

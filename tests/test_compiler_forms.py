@@ -6,6 +6,7 @@ refuses it with a CompileError.  There is no third outcome.
 added to gast (a new Python form) fails ``test_every_form_is_classified`` until
 it is listed here with programs that use it.  Call shapes (positional, keyword,
 starred, literal-wrapped, method) are forms too."""
+import contextlib
 import functools
 import math
 
@@ -83,6 +84,11 @@ def call_keyword_without_a_model(x):
 def call_starred(x):
     args = (x, 2.0)
     return np.sum(np.multiply(*args))
+
+
+def call_starred_of_unknown_length(x):
+    parts = np.split(x, 3)  # how many: known when it runs
+    return np.sum(np.add(*parts[:2]))
 
 
 def summed(a, *more):
@@ -369,6 +375,17 @@ def named_expression(x):
     return y
 
 
+def named_expression_in_right_operand(x):
+    if np.sum(x) > 0 and (y := np.max(x)) > 0:  # bound only if the left holds
+        return y
+    return 0.0
+
+
+def named_expression_in_a_comprehension(x):
+    ys = [y for v in x if (y := np.sin(v)) > 0.0]
+    return sum(ys) * y
+
+
 def set_literal(x):
     s = {np.sum(x)}
     return s.pop()
@@ -386,7 +403,7 @@ def set_comprehension(x):
 
 def starred_unpacking(x):
     first, *rest = x
-    return first * np.sum(rest)
+    return first * sum(rest)
 
 
 def subscript(x):
@@ -552,6 +569,21 @@ def try_statement(x):
     return np.sum(y)
 
 
+def try_finally_statement(x):
+    try:
+        y = x * 2.0
+    finally:
+        z = np.sin(x)
+    return np.sum(y * z)
+
+
+def try_finally_returning(x):
+    try:
+        return np.sum(x)
+    finally:
+        print("done")
+
+
 def while_loop(x):
     y = x
     while np.sum(y * y) < 10.0:
@@ -561,6 +593,12 @@ def while_loop(x):
 
 def with_statement(x):
     with np.errstate(all="ignore"):
+        y = x * 2.0
+    return np.sum(y)
+
+
+def with_suppress(x):
+    with contextlib.suppress(ValueError):  # may skip the rest of the block
         y = x * 2.0
     return np.sum(y)
 
@@ -578,7 +616,8 @@ EXPRESSIONS = {
     "BinOp": [(binop, GRAD), (binop_matmul, GRAD), (binop_without_rule, REFUSE)],
     "BoolOp": [(boolop_condition, GRAD), (boolop_value, REFUSE)],
     "Call": [(call_positional, GRAD), (call_keyword, GRAD),
-             (call_keyword_without_a_model, REFUSE), (call_starred, REFUSE),
+             (call_keyword_without_a_model, REFUSE), (call_starred, GRAD),
+             (call_starred_of_unknown_length, REFUSE),
              (call_in_a_list_literal, GRAD), (call_method_known, GRAD),
              (call_method_unknown, REFUSE), (call_method_diagonal, GRAD),
              (call_user_method, REFUSE),
@@ -603,10 +642,12 @@ EXPRESSIONS = {
     "List": [(list_literal, GRAD)],
     "ListComp": [(list_comprehension, GRAD), (list_comprehension_nested, GRAD)],
     "Name": [(name, GRAD)],
-    "NamedExpr": [(named_expression, REFUSE)],
+    "NamedExpr": [(named_expression, GRAD), (named_expression_in_a_comprehension, GRAD),
+                  (named_expression_in_right_operand, REFUSE)],
     "Set": [(set_literal, REFUSE)],
     "SetComp": [(set_comprehension, REFUSE), (set_comprehension_of_numbers, GRAD)],
-    "Starred": [(starred_unpacking, REFUSE), (call_starred, REFUSE),
+    "Starred": [(starred_unpacking, GRAD), (call_starred, GRAD),
+                (call_starred_of_unknown_length, REFUSE),
                 (call_passes_varargs_on, GRAD)],
     "Subscript": [(subscript, GRAD)],
     "Tuple": [(tuple_literal, GRAD)],
@@ -619,7 +660,7 @@ EXPRESSIONS = {
 STATEMENTS = {
     "AnnAssign": [(ann_assign, GRAD)],
     "Assert": [(assert_statement, GRAD)],
-    "Assign": [(name, GRAD), (starred_unpacking, REFUSE)],
+    "Assign": [(name, GRAD), (starred_unpacking, GRAD)],
     "AugAssign": [(aug_assign, GRAD)],
     "Break": [(break_continue, GRAD)],
     "ClassDef": [(class_definition, REFUSE)],
@@ -639,9 +680,10 @@ STATEMENTS = {
     "Pass": [(pass_statement, GRAD)],
     "Raise": [(raise_statement, GRAD)],
     "Return": [(return_early, GRAD)],
-    "Try": [(try_statement, REFUSE)],
+    "Try": [(try_statement, REFUSE), (try_finally_statement, GRAD),
+            (try_finally_returning, REFUSE)],
     "While": [(while_loop, GRAD)],
-    "With": [(with_statement, REFUSE)],
+    "With": [(with_statement, GRAD), (with_suppress, REFUSE)],
     "AsyncFunctionDef": [(async_function, REFUSE)],
     "AsyncFor": [(async_function, REFUSE)],
     "AsyncWith": [(async_function, REFUSE)],

@@ -14,6 +14,7 @@ from ..rules.shapes import SEQUENCE_FORMS
 from . import syntax as S
 from .comprehensions import as_loops
 from .methods import as_function_call
+from . import walrus
 
 
 # ndarray methods and attributes numeric code uses, as the NumPy functions they are.
@@ -63,12 +64,31 @@ class ExpressionLowering:
         return S.name(name)
 
     def inactive(self, node):
-        """An expression evaluated as written (a condition: its value is a bool)."""
-        for n in S.walk(node):
-            if isinstance(n, gast.NamedExpr):  # it binds a name no assignment records
-                raise self.source_map.error(n, "the walrus operator is not supported",
-                                            hint="Assign on a line of its own.")
+        """An expression evaluated as written (a condition: its value is a bool); a
+        walrus where Python always evaluates it, first, is taken out (walrus.py)."""
+        if isinstance(node, gast.BoolOp) and _has_walrus(node.values[0]):
+            node = gast.BoolOp(op=node.op, values=[self.kept(node.values[0])]
+                               + node.values[1:])
+        elif isinstance(node, gast.Compare) and _has_walrus(node, node.comparators[1:]):
+            first = node.comparators[0]
+            node = gast.Compare(left=self.atom(node.left, "t"), ops=node.ops, comparators=[
+                self.atom(first, "t") if _has_walrus(first) else first]
+                + node.comparators[1:])
+        elif (isinstance(node, gast.UnaryOp) and isinstance(node.op, gast.Not)
+              and _has_walrus(node.operand)):
+            node = gast.UnaryOp(op=node.op, operand=self.kept(node.operand))
+        walrus.refuse_kept(node, self.source_map)
         return node
+
+    def kept(self, node):
+        """``node`` with its walrus taken out, kept whole if it is a condition."""
+        return self.inactive(node) if S.is_boolean(node) else self.atom(node, "t")
+
+    def walrus(self, node):
+        """``n := v``: ``n = v`` emitted now, and ``n`` read (walrus.py)."""
+        target = node.target.id
+        self.emit(S.assign(target, self.simple(node.value, target)), node)
+        return S.name(target)
 
     def atom(self, node, hint, force_temp=False):
         """A Name or Constant holding the value of ``node``."""
@@ -76,6 +96,8 @@ class ExpressionLowering:
             return node
         if self.is_static(node) and not force_temp:
             return node
+        if isinstance(node, gast.NamedExpr) and not force_temp:
+            return self.walrus(node)
         value = self.simple(node, hint)
         name = self.names.temp(hint)
         self.emit(S.assign(name, value), node)
@@ -140,13 +162,13 @@ class ExpressionLowering:
                                         "differentiated where it is called",
                                         hint="Define it with 'def' at module level.")
         if isinstance(node, KEPT_WHOLE):
+            walrus.refuse_kept(node, self.source_map)
             return node  # kept whole: an error later only if an active value flows in
         if isinstance(node, (gast.Yield, gast.YieldFrom)):
             raise self.source_map.error(node, "generators are not supported",
                                         hint="Return a list or an array instead of yielding.")
         if isinstance(node, gast.NamedExpr):
-            raise self.source_map.error(node, "the walrus operator is not supported",
-                                        hint="Assign on a line of its own.")
+            return self.walrus(node)
         raise self.source_map.error(node, f"'{type(node).__name__}' expressions are not "
                                     "supported", hint="Compute the value before the call, "
                                     "or in a function called on its result.")
@@ -250,6 +272,12 @@ class ExpressionLowering:
             return True
         except KeyError:
             return False
+
+
+def _has_walrus(node, outside=()):
+    """Whether ``node`` holds a walrus outside the subtrees ``outside``."""
+    skip = {id(n) for o in outside for n in S.walk(o)}
+    return any(type(n) is gast.NamedExpr and id(n) not in skip for n in S.walk(node))
 
 
 def _array_method(call, attr):

@@ -27,6 +27,7 @@ import gast
 from ..rules import traits_of
 from ..rules.containers import join_lists, own_item, zero_adjoints, zeros_like
 from . import syntax as S
+from .managers import manager_of
 from .adjoint_state import (OTHER, OWNED, SET, UNSET, Flow, advance, join, own, reuser,
                             written_into)
 from .analysis import Kind, refusal, target_names
@@ -414,6 +415,10 @@ class Backward:
         if not _has_code(body) and not _has_code(orelse):
             return []
         self.coded.add(id(s))
+        manager = manager_of(s)
+        if manager is not None:  # always taken: no else (managers.py)
+            return [gast.If(test=S.const(manager.adjoint()), body=body or [gast.Pass()],
+                            orelse=[])]
         return [gast.If(test=S.copy_node(s.test), body=body or [gast.Pass()],
                         orelse=orelse if _has_code(orelse) else [])]
 

@@ -25,6 +25,7 @@ import re
 import gast
 
 from . import syntax as S
+from .managers import manager_of
 from .errors import InvariantError
 from .anf import KEPT_WHOLE
 from .methods import is_method_of
@@ -275,6 +276,8 @@ class _Defined:
         return defined
 
     def stmt(self, s, defined):
+        if isinstance(s, gast.If) and manager_of(s):  # a with-block: always taken
+            return self.block(s.body, defined)
         if isinstance(s, gast.If):
             self.reads(s, s.test, defined)
             return _meet(self.block(s.body, defined), self.block(s.orelse, defined))

@@ -115,7 +115,9 @@ class _Converter:
                 s.body, s.orelse = self.block(s.body, False), self.block(s.orelse, False)
             elif isinstance(s, gast.While):  # its test runs again on every trip: left
                 s.body, s.orelse = self.block(s.body, False), self.block(s.orelse, False)
-            elif isinstance(s, (gast.FunctionDef, gast.ClassDef, gast.Try, gast.With)):
+            elif isinstance(s, gast.With):  # its items are constants (managers.py)
+                s.body = self.block(s.body, False)
+            elif isinstance(s, (gast.FunctionDef, gast.ClassDef, gast.Try)):
                 pass  # a local def is inlined (local_functions.py); the rest is refused
             elif top and as_def(s) is not None:
                 pass  # a local function's definition

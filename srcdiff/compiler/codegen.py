@@ -16,6 +16,7 @@ import numpy as np
 
 from . import syntax as S
 from .errors import CompileError
+from .managers import as_with, manager_of
 
 _COMMENT = "\0comment\0"
 
@@ -106,7 +107,7 @@ def is_comment_marker(value):
 def to_source(functions):
     """Readable Python source for a list of gast FunctionDefs, and its adjoint blocks
     (a tuple of :class:`Block`, in the order of the text)."""
-    module = gast.Module(body=functions, type_ignores=[])
+    module = gast.Module(body=[_with_blocks(f) for f in functions], type_ignores=[])
     tree = gast.gast_to_ast(module)
     _locate_statements(tree.body)
     text = ast.unparse(tree)  # clean output: np.tanh(W @ x), no redundant parentheses
@@ -131,6 +132,17 @@ def to_source(functions):
     blocks = tuple(Block(line, moved[first], moved[last], context)
                    for line, first, last, context in found)
     return "\n".join(lines) + "\n", blocks
+
+
+def _with_blocks(node):
+    """``node`` with each branch that stands for a ``with`` block written as one
+    (managers.py), in place."""
+    for field in ("body", "orelse", "finalbody"):
+        stmts = getattr(node, field, None)
+        if stmts:
+            setattr(node, field, [_with_blocks(as_with(s) if manager_of(s) else s)
+                                  for s in stmts])
+    return node
 
 
 def _locate_statements(body):

@@ -47,6 +47,9 @@ from .runtime import FreeValues
 from .unit import GONE, Unit
 from .kwargs import expand_kwargs, keywords_of
 from .varargs import expand_varargs
+from .cleanup import flatten_finally
+from .starred import splice_starred
+from . import walrus
 
 
 def prepare(fn, lifted=(), functions=(), arity=None):
@@ -55,11 +58,14 @@ def prepare(fn, lifted=(), functions=(), arity=None):
     parsed = parse_function(fn)
     parsed.functions = _bound_functions(parsed, functions)
     node = S.copy_node(parsed.node)
+    walrus.check(node, parsed.source_map)  # before any pass moves an expression
+    flatten_finally(node, parsed.source_map)
     names = Names(S.names_in(node))
     keywords = keywords_of(fn) or ()
     extra = 0 if arity is None else arity - len(parsed.params) - len(keywords)
     expand_varargs(node, extra, names, parsed.source_map)
     expand_kwargs(node, fn, names, parsed.source_map)
+    splice_starred(node, parsed.source_map)
     if lifted:
         named = parsed.namespace.get(node.name)
         own = node.name if getattr(named, "python_function", named) is fn else None

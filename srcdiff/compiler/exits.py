@@ -82,6 +82,9 @@ class ExitLowering:
             s.body = self.lower_block(s.body, loops) or [gast.Pass()]
             s.orelse = self.lower_block(s.orelse, loops)
             return [s]
+        if isinstance(s, gast.With):  # a branch always taken (managers.py)
+            s.body = self.lower_block(s.body, loops) or [gast.Pass()]
+            return [s]
         if isinstance(s, (gast.For, gast.While)):
             if s.orelse:
                 raise self.source_map.error(s, "a loop's 'else' clause is not supported",

@@ -17,6 +17,7 @@ import gast
 
 from ..rules.helpers import measured_args
 from . import syntax as S
+from .managers import manager_of
 from .analysis import Kind, target_names
 from .dispatch import MethodCall
 from .plan import restored_elements
@@ -232,6 +233,8 @@ def definitely_assigned(facts):
             before[id(s)] = defined
             if isinstance(s, gast.Assign) and not isinstance(s.targets[0], gast.Subscript):
                 defined = defined | set(target_names(s.targets[0]))
+            elif isinstance(s, gast.If) and manager_of(s):  # always taken (managers.py)
+                defined = walk(s.body, defined)
             elif isinstance(s, gast.If):
                 defined = walk(s.body, defined) & walk(s.orelse, defined)
             elif isinstance(s, gast.For):

@@ -161,7 +161,9 @@ class _Inliner:
             calls.refuse_in(s.test, "a 'while' test (it runs again on every trip)")
             s.body = self.block(s.body, calling)
             s.orelse = self.block(s.orelse, calling)
-        elif isinstance(s, (gast.Try, gast.With)):
+        elif isinstance(s, gast.With):  # its items are constants (managers.py)
+            s.body = self.block(s.body, calling)
+        elif isinstance(s, gast.Try):
             pass  # refused by the normaliser
         else:
             targets = s.targets if isinstance(s, gast.Assign) else [

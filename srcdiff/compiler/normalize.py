@@ -45,6 +45,7 @@ import numpy as np
 from . import syntax as S
 from .anf import ExpressionLowering
 from .exits import copy_location
+from .managers import lower_with
 
 # ---------------------------------------------------------------- A-normal form
 
@@ -69,8 +70,9 @@ class Normalizer(ExpressionLowering):
 
     def unsupported(self, s):
         what = {
-            "Try": ("'try' is not supported", "Move the try/except outside the function you "
-                    "differentiate."),
+            "Try": ("'try' is not supported with 'except' or 'else': an exception's path "
+                    "would need the eager tape", "Move the try/except outside the function "
+                    "you differentiate (try/finally alone is compiled)."),
             "With": ("'with' is not supported", "Move the with-block outside the function."),
             "Global": ("'global' is not supported: the compiler cannot track writes to module "
                        "state", "Return the value instead of writing a global."),
@@ -116,6 +118,8 @@ class Normalizer(ExpressionLowering):
                                         ctx=gast.Store())],
                 value=call.args[-1], type_comment=None), s))
             return
+        if any(type(n) is gast.NamedExpr for n in S.walk(call)):  # print(n := f(x))
+            s = gast.Expr(value=self.simple(call, "t"))
         self.emit(s, s)
 
     def stmt_Assert(self, s):
@@ -165,6 +169,9 @@ class Normalizer(ExpressionLowering):
     def assign_target(self, target, value, at):
         if isinstance(target, gast.Name):
             self.emit(S.assign(target.id, self.simple(value, target.id)), at)
+        elif isinstance(target, (gast.Tuple, gast.List)) and any(
+                isinstance(t, gast.Starred) for t in target.elts):
+            self.assign_starred(target, value, at)
         elif isinstance(target, (gast.Tuple, gast.List)):
             pairs = _pairs(target, value)
             if pairs is not None:
@@ -182,8 +189,10 @@ class Normalizer(ExpressionLowering):
                                      ctx=gast.Store())
                 self.emit(gast.Assign(targets=[targets], value=self.simple(value, _hint(
                     target.elts[0])), type_comment=None), at)
-            else:
-                whole = self.atom(value, "_".join(_hint(t) for t in target.elts)[:24])
+            else:  # x, y = x: the value read before the first target rebinds it
+                whole = self.atom(value, "_".join(_hint(t) for t in target.elts)[:24],
+                                  force_temp=S.names_in(target) & S.names_in(value))
+                self.check_unpacking(whole, len(target.elts), "", at)
                 for k, t in enumerate(target.elts):
                     self.assign_target(t, gast.Subscript(value=whole, slice=S.const(k),
                                                          ctx=gast.Load()), at)
@@ -206,6 +215,52 @@ class Normalizer(ExpressionLowering):
                                         f"{type(target).__name__} is not supported",
                                         hint="Assign to a name, a tuple of names, or an "
                                              "element of a named array (x[i] = v).")
+
+    def assign_starred(self, target, value, at):
+        """``a, *rest, b = seq``: a literal ``seq`` is paired item by item, ``rest``
+        getting a list literal of the items between; any other value is unpacked by
+        position when it runs, after the length check Python makes, ``rest`` being
+        ``[seq[i] for i in range(1, len(seq) - 1)]`` (an array's rows, as Python
+        gives)."""
+        elts = target.elts
+        k = next(i for i, t in enumerate(elts) if isinstance(t, gast.Starred))
+        after = len(elts) - k - 1
+        plain = type(target)(elts=elts[:k] + [elts[k].value] + elts[k + 1:],
+                             ctx=gast.Store())
+        if isinstance(value, (gast.Tuple, gast.List)) and len(value.elts) >= k + after and \
+                not any(isinstance(v, gast.Starred) for v in value.elts):
+            items = value.elts
+            middle = gast.List(elts=items[k:len(items) - after], ctx=gast.Load())
+            self.assign_target(plain, gast.Tuple(ctx=gast.Load(), elts=items[:k] + [middle]
+                                                 + items[len(items) - after:]), at)
+            return
+        seq = self.atom(value, "seq", force_temp=S.names_in(target) & S.names_in(value))
+        self.check_unpacking(seq, k + after, "at least ", at)
+        parts = ([gast.Subscript(value=seq, slice=S.const(i), ctx=gast.Load())
+                  for i in range(k)]
+                 + [S.Substitute({"seq": seq}).visit(S.expr(
+                     f"[seq[i] for i in range({k}, len(seq) - {after})]"))]
+                 + [gast.Subscript(value=seq, slice=S.const(i - after), ctx=gast.Load())
+                    for i in range(after)])
+        for t, part in zip(plain.elts, parts):
+            self.assign_target(t, part, at)
+
+    def check_unpacking(self, seq, count, at_least, at):
+        """Python's checks of unpacking ``seq`` into ``count`` targets (``at_least``
+        with a starred one), made before it is unpacked by position: a dict or a set
+        (whose items are not its positions) is refused."""
+        short = "<" if at_least else "!="
+        for text in ("if isinstance(seq, (dict, set, frozenset)): raise TypeError("
+                     "'compiled code unpacks by position: unpack list(d) or "
+                     "sorted(d) of a dict or set')",
+                     f"if len(seq) {short} {count}: raise ValueError(f'cannot unpack "
+                     f"{{len(seq)}} values (expected {at_least}{count})')"):
+            self.stmt(copy_location(S.stmt(text, seq=seq), at))
+
+    def stmt_With(self, s):
+        """A branch always taken, its test the Manager that says so (managers.py)."""
+        manager = lower_with(s, self.resolve, self.source_map)
+        self.emit(gast.If(test=S.const(manager), body=self.block(s.body), orelse=[]), s)
 
     def stmt_If(self, s):
         arms, last = _elif_chain(s)

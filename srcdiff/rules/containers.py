@@ -264,6 +264,23 @@ def picked(g, ans, xs):
     return Items(xs, {k: g})
 
 
+def unsorted(g, ans, xs, reverse):
+    """The adjoints of the items of ``xs`` from the adjoint of ``sorted(xs, reverse=...)``:
+    item k of the result is item ``order[k]`` of ``xs``, ``order`` made by the same
+    comparisons of the same items as the sort (so equal items keep their order, as
+    Python's stable sort keeps it).  A dict's keys carry no gradient."""
+    if isinstance(xs, dict):
+        return Items(xs)
+    order = sorted(range(len(xs)), key=xs.__getitem__, reverse=reverse)
+    g = g if isinstance(g, Items) else as_items(g, ans)
+    if isinstance(xs, np.ndarray):  # sorted(x) of a vector: a list of its items
+        d = zeros_like(xs)
+        for k, v in g.held():
+            d[order[k]] += v
+        return d
+    return Items(xs, {order[k]: v for k, v in g.held()})
+
+
 def block_parts(g, arrays):
     """The adjoints of the items of the nested lists ``arrays`` from the adjoint ``g`` of
     ``np.block(arrays)``: cut back along the axis each level of lists joined (the last
@@ -328,6 +345,8 @@ WHOLE = {
     tuple: Rule(tuple, [lambda g, ans, iterable: copied(g, iterable)], "tuple"),
     dict: Rule(dict, [lambda g, ans, iterable: copied(g, iterable)], "dict"),
     max: Rule(max, [lambda g, ans, iterable: picked(g, ans, iterable)], "max"),
+    sorted: Rule(sorted, [lambda g, ans, iterable, reverse=False: unsorted(
+        g, ans, iterable, reverse)], "sorted"),
     min: Rule(min, [lambda g, ans, iterable: picked(g, ans, iterable)], "min"),
     sum: Rule(sum, [lambda g, ans, iterable, start=0: spread(g, iterable),
                     lambda g, ans, iterable, start=0: unbroadcast(g, start)], "sum"),
