@@ -5,7 +5,7 @@ TensorFlow 2 does; ``function``/``grad`` transform a function's source into
 adjoint code, as Tangent does.  ``import srcdiff as tf`` runs TensorFlow's
 GradientTape tutorials unchanged.
 """
-from . import keras, linalg, math, nn, random  # noqa: F401
+from . import errors, keras, linalg, math, nn, random  # noqa: F401
 from .dtypes import (bool, complex64, complex128, double, float16, float32,  # noqa: F401,A004
                      float64, half, int8, int16, int32, int64, string, uint8)
 from .ops.array_ops import (broadcast_to, concat, expand_dims, eye, fill, gather,  # noqa: F401

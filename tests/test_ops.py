@@ -576,3 +576,32 @@ API = {
 def test_every_op_of_the_api_exists(namespace):
     missing = [name for name in API[namespace] if not callable(getattr(namespace, name, None))]
     assert not missing
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.int32])
+def test_reductions_over_nothing_are_their_identities(dtype):
+    """reduce_max/reduce_min of an empty tensor are the dtype's lowest/highest value and
+    reduce_logsumexp's is -inf, as in TensorFlow (they raised); the gradient is the empty
+    input's zeros."""
+    x = sd.constant(np.zeros((0, 3), dtype))
+    low, high = (-np.inf, np.inf) if dtype == np.float32 else (
+        np.iinfo(dtype).min, np.iinfo(dtype).max)
+    for op, bound in ((sd.reduce_max, low), (sd.reduce_min, high)):
+        for kwargs, shape in (({"axis": 0}, (3,)), ({}, ()), ({"axis": 0, "keepdims": True},
+                                                             (1, 3))):
+            out = op(x, **kwargs)
+            assert out.dtype == dtype and out.shape == shape
+            assert (out.numpy() == bound).all()
+    if dtype == np.float32:
+        with sd.GradientTape() as tape, np.errstate(divide="ignore"):  # log(0)
+            tape.watch(x)
+            y = sd.reduce_sum(sd.reduce_logsumexp(x, axis=0)) + sd.reduce_max(x)
+            assert sd.reduce_logsumexp(x, axis=0).numpy().tolist() == [-np.inf] * 3
+        assert tape.gradient(y, x).shape == (0, 3)
+
+
+def test_linspace_of_integers_is_float64():
+    """TensorFlow makes float64 of integer bounds (float32 bounds stay float32)."""
+    assert sd.linspace(0, 1, 3).dtype == np.float64
+    assert sd.linspace(0.0, 1.0, 3).dtype == np.float32
+    np.testing.assert_array_equal(sd.linspace(0, 1, 3).numpy(), [0.0, 0.5, 1.0])

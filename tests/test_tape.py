@@ -901,3 +901,33 @@ def test_numpy_s_sqrt_keeps_the_plain_formula_on_the_tape():
             tape.watch(x)
             y = np.sqrt(x)
         assert np.isnan(tape.gradient(y, x, output_gradients=f64([0.0])).numpy()[0])
+
+
+def test_custom_gradient_gives_the_variables_it_reads_their_gradients():
+    """As in TensorFlow, a custom_gradient function that reads a trainable Variable it is
+    not given gets that Variable's gradient from ``grad_fn(dy, variables=...)`` (it was
+    None); a grad_fn without that keyword is a TypeError."""
+    v = sd.Variable(2.0)
+
+    @sd.custom_gradient
+    def scaled(x):
+        def grad(dy, variables=None):
+            assert variables == [v]
+            return dy * v, [dy * x * 10]
+        return x * v, grad
+
+    x = sd.constant(3.0)
+    with sd.GradientTape() as tape:
+        tape.watch(x)
+        y = scaled(x) * 2.0
+    dx, dv = tape.gradient(y, [x, v])
+    assert (dx.numpy(), dv.numpy()) == (4.0, 60.0)
+
+    @sd.custom_gradient
+    def forgetful(x):
+        return x * v, lambda dy: dy * v
+
+    with sd.GradientTape():
+        with pytest.raises(TypeError, match="variables"):
+            forgetful(x)
+    assert forgetful(x).numpy() == 6.0  # no tape: no variables' gradients to give

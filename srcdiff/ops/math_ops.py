@@ -82,14 +82,32 @@ def reduce_mean(input_tensor, axis=None, keepdims=False, name=None):
 
 @op()
 def reduce_max(input_tensor, axis=None, keepdims=False, name=None):
-    """The maximum over ``axis``; ties share the gradient evenly: ``sd.reduce_max(x, axis=1)``."""
+    """The maximum over ``axis``; ties share the gradient evenly: ``sd.reduce_max(x, axis=1)``.
+    Over no values it is the dtype's lowest value (-inf), as in TensorFlow."""
+    if 0 in np.shape(input_tensor):
+        return _over_nothing(input_tensor, axis, keepdims, lowest=True)
     return np.max(input_tensor, axis=axis_arg(axis), keepdims=keepdims)
 
 
 @op()
 def reduce_min(input_tensor, axis=None, keepdims=False, name=None):
-    """The minimum over ``axis``; ties share the gradient evenly: ``sd.reduce_min(x, axis=1)``."""
+    """The minimum over ``axis``; ties share the gradient evenly: ``sd.reduce_min(x, axis=1)``.
+    Over no values it is the dtype's highest value (inf), as in TensorFlow."""
+    if 0 in np.shape(input_tensor):
+        return _over_nothing(input_tensor, axis, keepdims, lowest=False)
     return np.min(input_tensor, axis=axis_arg(axis), keepdims=keepdims)
+
+
+def _over_nothing(x, axis, keepdims, lowest):
+    """The max (``lowest``) or min of an empty ``x``: its reduction's identity, shaped as
+    the reduction, as an empty sum plus that identity (so its gradient is x's zeros)."""
+    dtype = np.result_type(x)
+    if dtype.kind == "f":
+        bound = -np.inf if lowest else np.inf
+    else:
+        bound = np.iinfo(dtype).min if lowest else np.iinfo(dtype).max
+    return np.sum(x, axis=axis_arg(axis), keepdims=keepdims, dtype=dtype) + np.asarray(
+        bound, dtype)
 
 
 @op()

@@ -6,6 +6,7 @@ whose gradients are TensorFlow's at every point (``leaky_relu`` at 0 is ``alpha`
 ``where`` takes the ``alpha * x`` side)."""
 import numpy as np
 
+from ..errors import check_range
 from ..rules import guarded, nn as rules
 from ._op import axis_arg, op, primitive_op
 from .special_ops import erf
@@ -47,6 +48,7 @@ def sparse_softmax_cross_entropy_with_logits(labels, logits, name=None):
 
 def _sparse_cross_entropy(labels, logits, name=None):
     labels = np.asarray(labels)
+    labels = check_range(labels, np.shape(logits)[-1], "label value")
     logp = rules.log_softmax(logits, axis=-1)
     flat = np.reshape(logp, (-1, np.shape(logp)[-1]))
     picked = flat[np.arange(labels.size), labels.reshape(-1)]
@@ -67,6 +69,8 @@ def leaky_relu(features, alpha=0.2, name=None):
     """``x`` where positive, else ``alpha * x``; the gradient at 0 is ``alpha``:
     ``sd.nn.leaky_relu(x, alpha=0.1)``."""
     features = _float(features)
+    if isinstance(alpha, (int, float)):  # TensorFlow's alpha is a float32 attribute
+        alpha = float(np.float32(alpha))
     return np.where(features > 0, features, features * alpha)
 
 
@@ -93,7 +97,7 @@ def gelu(features, approximate=False, name=None):
 @op()
 def softsign(features, name=None):
     """``x / (1 + |x|)``: ``sd.nn.softsign(x)``."""
-    return features / (1 + np.abs(features))
+    return rules.softsign(features)
 
 
 @op()

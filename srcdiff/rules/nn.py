@@ -26,6 +26,13 @@ def softplus(x):
 
 
 @primitive
+def softsign(x):
+    """x / (1 + |x|); its rule is TensorFlow's ``g / (1 + |x|)**2`` (0 at infinities, where
+    the quotient rule of the composition gives nan)."""
+    return x / (1 + np.abs(x))
+
+
+@primitive
 def relu(x):
     return np.maximum(x, 0)
 
@@ -73,6 +80,7 @@ def log_softmax(x, axis=-1):
 # Elementwise: their rules take batched adjoints.
 defvjp(sigmoid, lambda g, ans, x: g * ans * (1 - ans), batches=True)
 defvjp(softplus, lambda g, ans, x: g * sigmoid(x), batches=True)
+defvjp(softsign, lambda g, ans, x: g / np.square(1 + np.abs(x)), batches=True)
 defvjp(relu, lambda g, ans, x: where_zero(x > 0, g), batches=True)
 defvjp(relu6, lambda g, ans, x: where_zero(np.logical_and(x > 0, x < 6), g), batches=True)
 defvjp(elu, lambda g, ans, x: g * (elu_slope_part(ans) + 1), batches=True)
