@@ -19,6 +19,7 @@ from .ops.math_ops import *  # noqa: F401,F403
 from .ops.scan_ops import cumsum  # noqa: F401
 from .ops.scatter_ops import (gather_nd, one_hot, scatter_nd, tensor_scatter_nd_add,  # noqa: F401
                               tensor_scatter_nd_sub, tensor_scatter_nd_update)
+from .ops.slicing_ops import boolean_mask, pad, repeat, roll, slice, split  # noqa: F401,A004
 from .ops.sort_ops import argsort, sort  # noqa: F401
 from .ops import forms  # noqa: F401  (the NumPy forms compiled code runs)
 from .api import adjoint_source, grad, jacobian, value_and_grad, vjp  # noqa: F401

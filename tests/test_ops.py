@@ -605,3 +605,23 @@ def test_linspace_of_integers_is_float64():
     assert sd.linspace(0, 1, 3).dtype == np.float64
     assert sd.linspace(0.0, 1.0, 3).dtype == np.float32
     np.testing.assert_array_equal(sd.linspace(0, 1, 3).numpy(), [0.0, 0.5, 1.0])
+
+
+def test_floordiv_and_floormod_as_tensorflow():
+    """floordiv is ``floor(x / y)`` for floats (NumPy's floor_divide gives 9 for 1 // 0.1 and
+    nan for inf // 2) and has no gradient; an integer zero divisor is an InvalidArgumentError
+    (NumPy gives 0); floormod's gradient is ``(1, -floor(x / y))``."""
+    np.testing.assert_array_equal(
+        sd.math.floordiv(sd.constant([1.0, np.inf, -7.0]), [0.1, 2.0, 2.0]).numpy(),
+        [10.0, np.inf, -4.0])
+    assert sd.math.floordiv(sd.constant([7, -7]), 2).numpy().tolist() == [3, -4]
+    for op in (sd.math.floordiv, sd.math.floormod, sd.math.mod):
+        with pytest.raises(sd.errors.InvalidArgumentError, match="division by zero"):
+            op(sd.constant([4, 5]), sd.constant([1, 0]))
+    x, y = sd.constant([5.0, -4.0]), sd.constant([3.0, 3.0])
+    with sd.GradientTape(persistent=True) as tape:
+        tape.watch([x, y])
+        mod, div = sd.math.floormod(x, y), sd.math.floordiv(x, y)
+    assert mod.numpy().tolist() == [2.0, 2.0]
+    assert [g.numpy().tolist() for g in tape.gradient(mod, [x, y])] == [[1, 1], [-1, 2]]
+    assert tape.gradient(div, [x, y]) == [None, None]

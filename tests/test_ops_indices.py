@@ -319,3 +319,14 @@ def test_indices_out_of_range_are_invalid_arguments():
     with pytest.raises(IndexError, match=r"not in \[0, 3\)"):
         sd.gather(x, [-1], axis=-1)
     assert sd.gather(x, [3, 0]).numpy().tolist() == x.numpy()[[3, 0]].tolist()
+
+
+def test_a_variables_sparse_gradient_keeps_tensorflows_index_dtype():
+    """Indices given as a Python list are int32, as TensorFlow converts them (were int64)."""
+    v = sd.Variable(RNG.uniform(-2, 2, (3, 2)))
+    for indices, dtype in (([2, 0, 2], np.int32), (np.array([2, 0, 2]), np.int64)):
+        with sd.GradientTape() as tape:
+            loss = sd.reduce_sum(sd.gather(v, indices))
+        g = tape.gradient(loss, v)
+        assert np.asarray(sd.convert_to_tensor(g.indices)).dtype == dtype
+        np.testing.assert_array_equal(sd.convert_to_tensor(g).numpy(), [[1, 1], [0, 0], [2, 2]])

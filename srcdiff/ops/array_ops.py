@@ -90,8 +90,7 @@ def gather(params, indices, validate_indices=None, axis=None, batch_dims=0, name
     if batch_dims:
         raise NotImplementedError("srcdiff's gather supports batch_dims=0")
     axis = 0 if axis is None else int(axis)
-    indices = np.asarray(indices)
-    indices = check_range(indices, np.shape(params)[axis])
+    indices = check_range(_as_array(indices), np.shape(params)[axis])  # a list: int32, as in TF
     if isinstance(params, Variable) and axis == 0:
         return apply(sparse_read, params, indices)
     return apply(np.take, convert_to_tensor(params), indices, axis=axis)

@@ -8,6 +8,9 @@ import numpy as np
 
 from ..errors import check_range
 from ..rules import guarded, nn as rules
+from ..tensor import convert_to_tensor
+from .array_ops import _shape, gather
+from .random_ops import uniform
 from ._op import axis_arg, op, primitive_op
 from .special_ops import erf
 
@@ -28,6 +31,31 @@ def softmax(logits, axis=None, name=None):
 @op()
 def log_softmax(logits, axis=None, name=None):
     return rules.log_softmax(logits, axis=-1 if axis is None else int(axis))
+
+
+def embedding_lookup(params, ids, max_norm=None, name=None):
+    """The rows of ``params`` at ``ids`` (``sd.gather`` on axis 0: a Variable's gradient is an
+    IndexedSlices): ``sd.nn.embedding_lookup(table, token_ids)``."""
+    if max_norm is not None or isinstance(params, (list, tuple)):
+        raise NotImplementedError("srcdiff's embedding_lookup takes one params tensor and "
+                                  "no max_norm")
+    return gather(params, ids)
+
+
+def dropout(x, rate, noise_shape=None, seed=None, name=None):
+    """``x / (1 - rate)`` where a uniform draw is at least ``rate``, else 0 (the draws
+    broadcast from ``noise_shape``; ``sd.random.set_seed`` repeats them):
+    ``sd.nn.dropout(h, rate=0.5)``."""
+    x = convert_to_tensor(x)
+    if x.dtype.kind != "f":
+        raise ValueError(f"x has to be a floating point tensor since it's going to be "
+                         f"scaled. Got a {x.dtype.name} tensor instead.")
+    if not 0 <= float(rate) < 1:
+        raise ValueError(f"`rate` must be a scalar tensor or a float in the range [0, 1). "
+                         f"Received: rate={rate}")
+    shape = x.shape if noise_shape is None else _shape(noise_shape)
+    keep = uniform(shape, dtype=x.dtype, seed=seed).numpy() >= rate
+    return x * np.where(keep, np.asarray(1 / (1 - float(rate)), x.dtype), 0).astype(x.dtype)
 
 
 @op()
