@@ -625,3 +625,19 @@ def test_floordiv_and_floormod_as_tensorflow():
     assert mod.numpy().tolist() == [2.0, 2.0]
     assert [g.numpy().tolist() for g in tape.gradient(mod, [x, y])] == [[1, 1], [-1, 2]]
     assert tape.gradient(div, [x, y]) == [None, None]
+
+
+def test_the_spectral_norm_of_matrices():
+    """``norm(x, ord=2, axis=[-2, -1])`` is the largest singular value (it was refused), its
+    gradient ``u1 v1^T``; unsupported matrix norms are TensorFlow's ValueError."""
+    m = RNG.uniform(-2, 2, (2, 3, 4))
+    x = sd.constant(m)
+    with sd.GradientTape() as tape:
+        tape.watch(x)
+        y = sd.norm(x, ord=2, axis=[-2, -1])
+    u, s, vh = np.linalg.svd(m)
+    np.testing.assert_allclose(y.numpy(), s[:, 0], rtol=1e-12)
+    np.testing.assert_allclose(tape.gradient(y, x).numpy(),
+                               u[:, :, :1] @ vh[:, :1, :], rtol=1e-9, atol=1e-12)
+    with pytest.raises(ValueError, match="supported matrix norm"):
+        sd.norm(x, ord="nuc", axis=[1, 2])

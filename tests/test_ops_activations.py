@@ -118,7 +118,7 @@ def test_relu6_gradient_is_zero_at_both_kinks_as_tensorflows():
     value, (g,) = grads(sd.nn.relu6, x)
     np.testing.assert_array_equal(value, np.float32([0, 0, 1e-30, 3, 6, 6]))
     np.testing.assert_array_equal(g, [0, 0, 1, 1, 0, 0])
-    assert second(sd.nn.relu6, x) is None  # TensorFlow's zeros: no dependence on x
+    assert second(sd.nn.relu6, x).tolist() == [0] * 6  # TensorFlow's zeros (not None)
     assert sd.nn.relu6(sd.constant([-1, 3, 8])).numpy().tolist() == [0, 3, 6]
 
 
@@ -315,3 +315,22 @@ def test_softsign_acosh_and_leaky_relu_follow_tensorflow_at_the_edges():
     y, (g,) = grads(sd.nn.leaky_relu, np.array([-1.5, 2.0]))
     alpha = float(np.float32(0.2))
     assert y.tolist() == [-1.5 * alpha, 2.0] and g.tolist() == [alpha, 1.0]
+
+
+@pytest.mark.parametrize("op", [sd.nn.relu, sd.nn.relu6, sd.nn.leaky_relu],
+                         ids=["relu", "relu6", "leaky_relu"])
+def test_second_derivatives_of_piecewise_linear_activations_are_zeros(op):
+    """TensorFlow's gradient of ReluGrad (and of relu6's, leaky_relu's) is zeros in x, not
+    None: a Hessian of a relu network is zeros, not a missing value."""
+    x0 = np.array([-1.5, -0.5, 0.0, 0.5, 3.0, 7.0])
+    x = sd.constant(x0)
+    with sd.GradientTape() as outer:
+        outer.watch(x)
+        with sd.GradientTape() as inner:
+            inner.watch(x)
+            y = sd.reduce_sum(op(x) * x0)
+        g = inner.gradient(y, x)
+    h = outer.gradient(g, x)
+    assert h is not None and h.numpy().tolist() == [0.0] * 6
+    np.testing.assert_allclose(g.numpy(), x0 * numerical_grad(
+        lambda v: np.sum(op(sd.constant(v)).numpy()), x0 + 1e-3), atol=1e-6)

@@ -184,8 +184,11 @@ def norm(tensor, ord="euclidean", axis=None, keepdims=None, name=None):
     if ord == "euclidean" or ord == "fro" and matrix or ord == 2 and not matrix:
         return _norm(tensor, axis=axis, keepdims=keepdims)
     if matrix:
+        if ord == 2:  # the largest singular value
+            return np.linalg.norm(tensor, 2, axis=axis, keepdims=keepdims)
         if ord not in (1, np.inf):
-            raise NotImplementedError(f"srcdiff's matrix norms are 'fro', 1 and inf, not {ord!r}")
+            raise ValueError(f"'ord' must be a supported matrix norm in ['euclidean', 'fro', "
+                             f"1, 2, inf], got {ord!r}")
         # The largest absolute column sum (ord=1) or row sum (ord=inf).
         summed, largest = axis if ord == 1 else axis[::-1]
         out = np.max(np.sum(np.abs(tensor), axis=summed, keepdims=True),

@@ -1,9 +1,8 @@
 """``sd.nn``: activations and losses.
 
 An activation with a kink whose gradient there is a convention is a primitive with
-TensorFlow's rule (rules/nn.py: relu, relu6, elu, selu); the others are compositions
-whose gradients are TensorFlow's at every point (``leaky_relu`` at 0 is ``alpha``:
-``where`` takes the ``alpha * x`` side)."""
+TensorFlow's rule (rules/nn.py: relu, relu6, leaky_relu, elu, selu); the others are
+compositions whose gradients are TensorFlow's at every point."""
 import numpy as np
 
 from ..errors import check_range
@@ -99,7 +98,7 @@ def leaky_relu(features, alpha=0.2, name=None):
     features = _float(features)
     if isinstance(alpha, (int, float)):  # TensorFlow's alpha is a float32 attribute
         alpha = float(np.float32(alpha))
-    return np.where(features > 0, features, features * alpha)
+    return rules.leaky_relu(features, alpha)
 
 
 @op()
