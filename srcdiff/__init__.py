@@ -5,7 +5,7 @@ TensorFlow 2 does; ``function``/``grad`` transform a function's source into
 adjoint code, as Tangent does.  ``import srcdiff as tf`` runs TensorFlow's
 GradientTape tutorials unchanged.
 """
-from . import keras, linalg, math, nn, random  # noqa: F401
+from . import errors, keras, linalg, math, nn, random  # noqa: F401
 from .dtypes import (bool, complex64, complex128, double, float16, float32,  # noqa: F401,A004
                      float64, half, int8, int16, int32, int64, string, uint8)
 from .ops.array_ops import (broadcast_to, concat, expand_dims, eye, fill, gather,  # noqa: F401
@@ -19,6 +19,7 @@ from .ops.math_ops import *  # noqa: F401,F403
 from .ops.scan_ops import cumsum  # noqa: F401
 from .ops.scatter_ops import (gather_nd, one_hot, scatter_nd, tensor_scatter_nd_add,  # noqa: F401
                               tensor_scatter_nd_sub, tensor_scatter_nd_update)
+from .ops.slicing_ops import boolean_mask, pad, repeat, roll, slice, split  # noqa: F401,A004
 from .ops.sort_ops import argsort, sort  # noqa: F401
 from .ops import forms  # noqa: F401  (the NumPy forms compiled code runs)
 from .api import adjoint_source, grad, jacobian, value_and_grad, vjp  # noqa: F401

@@ -718,7 +718,9 @@ _NUMBER_OF = {np.dtype(t): t for t in (np.float16, np.float32, np.float64, np.lo
 def _finish(g, source, unconnected, shape=None):
     """A gradient as the user receives it: a Tensor of the source's dtype, or None."""
     dtype = source._array().dtype
-    if dtype.kind not in "fc":
+    if dtype.kind not in "fc":  # no gradient reaches integers: None, or zeros as in TF
+        if unconnected is UnconnectedGradients.ZERO:
+            return Tensor(np.zeros(shape if shape is not None else source.shape, dtype))
         return None
     kind = type(g)  # the common cases first: an array of the dtype, a number
     if kind is np.ndarray and g.dtype == dtype or kind is float or kind is _NUMBER_OF.get(dtype):

@@ -576,3 +576,68 @@ API = {
 def test_every_op_of_the_api_exists(namespace):
     missing = [name for name in API[namespace] if not callable(getattr(namespace, name, None))]
     assert not missing
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.int32])
+def test_reductions_over_nothing_are_their_identities(dtype):
+    """reduce_max/reduce_min of an empty tensor are the dtype's lowest/highest value and
+    reduce_logsumexp's is -inf, as in TensorFlow (they raised); the gradient is the empty
+    input's zeros."""
+    x = sd.constant(np.zeros((0, 3), dtype))
+    low, high = (-np.inf, np.inf) if dtype == np.float32 else (
+        np.iinfo(dtype).min, np.iinfo(dtype).max)
+    for op, bound in ((sd.reduce_max, low), (sd.reduce_min, high)):
+        for kwargs, shape in (({"axis": 0}, (3,)), ({}, ()), ({"axis": 0, "keepdims": True},
+                                                             (1, 3))):
+            out = op(x, **kwargs)
+            assert out.dtype == dtype and out.shape == shape
+            assert (out.numpy() == bound).all()
+    if dtype == np.float32:
+        with sd.GradientTape() as tape, np.errstate(divide="ignore"):  # log(0)
+            tape.watch(x)
+            y = sd.reduce_sum(sd.reduce_logsumexp(x, axis=0)) + sd.reduce_max(x)
+            assert sd.reduce_logsumexp(x, axis=0).numpy().tolist() == [-np.inf] * 3
+        assert tape.gradient(y, x).shape == (0, 3)
+
+
+def test_linspace_of_integers_is_float64():
+    """TensorFlow makes float64 of integer bounds (float32 bounds stay float32)."""
+    assert sd.linspace(0, 1, 3).dtype == np.float64
+    assert sd.linspace(0.0, 1.0, 3).dtype == np.float32
+    np.testing.assert_array_equal(sd.linspace(0, 1, 3).numpy(), [0.0, 0.5, 1.0])
+
+
+def test_floordiv_and_floormod_as_tensorflow():
+    """floordiv is ``floor(x / y)`` for floats (NumPy's floor_divide gives 9 for 1 // 0.1 and
+    nan for inf // 2) and has no gradient; an integer zero divisor is an InvalidArgumentError
+    (NumPy gives 0); floormod's gradient is ``(1, -floor(x / y))``."""
+    np.testing.assert_array_equal(
+        sd.math.floordiv(sd.constant([1.0, np.inf, -7.0]), [0.1, 2.0, 2.0]).numpy(),
+        [10.0, np.inf, -4.0])
+    assert sd.math.floordiv(sd.constant([7, -7]), 2).numpy().tolist() == [3, -4]
+    for op in (sd.math.floordiv, sd.math.floormod, sd.math.mod):
+        with pytest.raises(sd.errors.InvalidArgumentError, match="division by zero"):
+            op(sd.constant([4, 5]), sd.constant([1, 0]))
+    x, y = sd.constant([5.0, -4.0]), sd.constant([3.0, 3.0])
+    with sd.GradientTape(persistent=True) as tape:
+        tape.watch([x, y])
+        mod, div = sd.math.floormod(x, y), sd.math.floordiv(x, y)
+    assert mod.numpy().tolist() == [2.0, 2.0]
+    assert [g.numpy().tolist() for g in tape.gradient(mod, [x, y])] == [[1, 1], [-1, 2]]
+    assert tape.gradient(div, [x, y]) == [None, None]
+
+
+def test_the_spectral_norm_of_matrices():
+    """``norm(x, ord=2, axis=[-2, -1])`` is the largest singular value (it was refused), its
+    gradient ``u1 v1^T``; unsupported matrix norms are TensorFlow's ValueError."""
+    m = RNG.uniform(-2, 2, (2, 3, 4))
+    x = sd.constant(m)
+    with sd.GradientTape() as tape:
+        tape.watch(x)
+        y = sd.norm(x, ord=2, axis=[-2, -1])
+    u, s, vh = np.linalg.svd(m)
+    np.testing.assert_allclose(y.numpy(), s[:, 0], rtol=1e-12)
+    np.testing.assert_allclose(tape.gradient(y, x).numpy(),
+                               u[:, :, :1] @ vh[:, :1, :], rtol=1e-9, atol=1e-12)
+    with pytest.raises(ValueError, match="supported matrix norm"):
+        sd.norm(x, ord="nuc", axis=[1, 2])

@@ -52,7 +52,8 @@ ELEMENTWISE = {  # name: (the op, a NumPy reference, domain)
     "relu6": (sd.nn.relu6, lambda x: np.clip(x, 0, 6), (-2, 8)),
     "elu": (sd.nn.elu, lambda x: np.where(x > 0, x, np.expm1(x)), (-3, 3)),
     "selu": (sd.nn.selu, reference_selu, (-3, 3)),
-    "leaky_relu": (sd.nn.leaky_relu, lambda x: np.where(x > 0, x, 0.2 * x), (-3, 3)),
+    "leaky_relu": (sd.nn.leaky_relu,  # alpha is a float32 attribute, as in TensorFlow
+                   lambda x: np.where(x > 0, x, float(np.float32(0.2)) * x), (-3, 3)),
     "leaky_relu(1.5)": (lambda x: sd.nn.leaky_relu(x, alpha=1.5),
                         lambda x: np.where(x > 0, x, 1.5 * x), (-3, 3)),
     "silu": (sd.nn.silu, lambda x: x / (1 + np.exp(-x)), (-4, 4)),
@@ -117,7 +118,7 @@ def test_relu6_gradient_is_zero_at_both_kinks_as_tensorflows():
     value, (g,) = grads(sd.nn.relu6, x)
     np.testing.assert_array_equal(value, np.float32([0, 0, 1e-30, 3, 6, 6]))
     np.testing.assert_array_equal(g, [0, 0, 1, 1, 0, 0])
-    assert second(sd.nn.relu6, x) is None  # TensorFlow's zeros: no dependence on x
+    assert second(sd.nn.relu6, x).tolist() == [0] * 6  # TensorFlow's zeros (not None)
     assert sd.nn.relu6(sd.constant([-1, 3, 8])).numpy().tolist() == [0, 3, 6]
 
 
@@ -294,3 +295,42 @@ def test_lgamma_and_digamma_at_the_poles_as_tensorflows():
     np.testing.assert_allclose(g[2:4], special.digamma(x[2:4]), rtol=1e-6)
     np.testing.assert_array_equal(dd[[0, 1]], [np.inf, np.inf])
     assert d.dtype == dd.dtype == np.float32
+
+
+def test_softsign_acosh_and_leaky_relu_follow_tensorflow_at_the_edges():
+    """softsign's gradient is ``1 / (1 + |x|)**2`` (0 at +-inf, not nan); acosh's is
+    ``1 / sinh(acosh(x))`` (nan outside its domain, not a number); leaky_relu's alpha is
+    a float32 attribute in TensorFlow, so float64 inputs see ``float32(0.2)``."""
+    x = np.array([-3.0, 0.0, 0.5, np.inf, -np.inf])
+    with np.errstate(invalid="ignore"):
+        _, (g,) = grads(sd.nn.softsign, x)
+    np.testing.assert_array_equal(g, 1 / (1 + np.abs(x)) ** 2)
+    check = np.array([-3.0, 0.5, 2.0])
+    np.testing.assert_allclose(grads(sd.nn.softsign, check)[1][0],
+                               numerical_grad(lambda t: np.sum(t / (1 + np.abs(t))), check),
+                               rtol=1e-6)
+    with np.errstate(invalid="ignore"):
+        _, (g,) = grads(sd.acosh, np.array([-1.0, 0.5, 2.0, -np.inf]))
+    assert np.isnan(g[[0, 1, 3]]).all() and g[2] == pytest.approx(1 / np.sqrt(3), rel=1e-14)
+    y, (g,) = grads(sd.nn.leaky_relu, np.array([-1.5, 2.0]))
+    alpha = float(np.float32(0.2))
+    assert y.tolist() == [-1.5 * alpha, 2.0] and g.tolist() == [alpha, 1.0]
+
+
+@pytest.mark.parametrize("op", [sd.nn.relu, sd.nn.relu6, sd.nn.leaky_relu],
+                         ids=["relu", "relu6", "leaky_relu"])
+def test_second_derivatives_of_piecewise_linear_activations_are_zeros(op):
+    """TensorFlow's gradient of ReluGrad (and of relu6's, leaky_relu's) is zeros in x, not
+    None: a Hessian of a relu network is zeros, not a missing value."""
+    x0 = np.array([-1.5, -0.5, 0.0, 0.5, 3.0, 7.0])
+    x = sd.constant(x0)
+    with sd.GradientTape() as outer:
+        outer.watch(x)
+        with sd.GradientTape() as inner:
+            inner.watch(x)
+            y = sd.reduce_sum(op(x) * x0)
+        g = inner.gradient(y, x)
+    h = outer.gradient(g, x)
+    assert h is not None and h.numpy().tolist() == [0.0] * 6
+    np.testing.assert_allclose(g.numpy(), x0 * numerical_grad(
+        lambda v: np.sum(op(sd.constant(v)).numpy()), x0 + 1e-3), atol=1e-6)

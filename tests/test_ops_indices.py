@@ -302,3 +302,31 @@ def test_segment_means():
     np.testing.assert_allclose(sd.math.unsorted_segment_mean(rows, [1, -1, 1, 0], 2).numpy(),
                                [rows[3], (rows[0] + rows[2]) / 2])
     check_fd(lambda t: sd.math.segment_mean(t, [0, 0, 1, 1]), rows)
+
+
+def test_indices_out_of_range_are_invalid_arguments():
+    """gather and sparse_softmax_cross_entropy_with_logits refuse indices outside
+    ``[0, n)``, negative ones included (NumPy counted those from the end), with
+    TensorFlow's InvalidArgumentError, which is also an IndexError."""
+    x = sd.constant(RNG.uniform(-2, 2, (4, 3)))
+    for call in (lambda: sd.gather(x, [5]), lambda: sd.gather(x, [-1]),
+                 lambda: sd.gather(x, [3], axis=1), lambda: sd.gather(sd.Variable(x), [4]),
+                 lambda: sd.gather_nd(x, [[4, 0]]),
+                 lambda: sd.nn.sparse_softmax_cross_entropy_with_logits([0, 3, 1, -1], x),
+                 lambda: sd.nn.sparse_softmax_cross_entropy_with_logits([0, 3, 1, 2], x)):
+        with pytest.raises(sd.errors.InvalidArgumentError):
+            call()
+    with pytest.raises(IndexError, match=r"not in \[0, 3\)"):
+        sd.gather(x, [-1], axis=-1)
+    assert sd.gather(x, [3, 0]).numpy().tolist() == x.numpy()[[3, 0]].tolist()
+
+
+def test_a_variables_sparse_gradient_keeps_tensorflows_index_dtype():
+    """Indices given as a Python list are int32, as TensorFlow converts them (were int64)."""
+    v = sd.Variable(RNG.uniform(-2, 2, (3, 2)))
+    for indices, dtype in (([2, 0, 2], np.int32), (np.array([2, 0, 2]), np.int64)):
+        with sd.GradientTape() as tape:
+            loss = sd.reduce_sum(sd.gather(v, indices))
+        g = tape.gradient(loss, v)
+        assert np.asarray(sd.convert_to_tensor(g.indices)).dtype == dtype
+        np.testing.assert_array_equal(sd.convert_to_tensor(g).numpy(), [[1, 1], [0, 0], [2, 2]])

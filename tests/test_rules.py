@@ -25,7 +25,8 @@ from srcdiff.rules.registry import all_rules, all_traits
 from srcdiff.rules.linalg import eigh_factor, logabsdet, multi_dot, qr_factor, svd_factor
 from srcdiff.rules.numbers import as_float64
 from srcdiff.rules import guarded, zero_safe
-from srcdiff.rules.nn import elu, log_softmax, relu, relu6, selu, sigmoid, softmax, softplus
+from srcdiff.rules.nn import (elu, kink_grad, leaky_relu, log_softmax, relu, relu6, selu,
+                              sigmoid, softmax, softplus, softsign)
 from srcdiff.rules.scans import cumulative_logsumexp
 from srcdiff.rules.reductions import logsumexp, norm
 from srcdiff.rules.shapes import cast, concatenate, stack
@@ -260,12 +261,16 @@ EXAMPLES = {
     # activations
     sigmoid: unary(),
     softplus: unary(),
+    softsign: unary(),
     # TensorFlow's kernels: a zero adjoint gives zero (tests/test_tape.py checks that)
     guarded.sqrt: unary(P),
     guarded.rsqrt: unary(P),
     guarded.reciprocal: unary(P),
     relu: unary(),
     relu6: [ex(Arg(2, 3, lo=-2.0, hi=8.0)), ex(R())],
+    leaky_relu: [ex(R(2, 3)), ex(R(2, 3), alpha=0.3)],
+    kink_grad: [ex(R(2, 3), R(2, 3)), ex(R(2, 3), Arg(2, 3, lo=-2.0, hi=8.0), 6.0),
+                ex(R(2, 3), R(2, 3), alpha=0.3)],
     elu: unary(),
     selu: unary(),
     # TensorFlow's zero-safe ops, away from the zeros where their derivatives are conventions

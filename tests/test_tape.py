@@ -402,16 +402,22 @@ def test_unconnected_sources_get_zeros_of_their_shape_and_dtype(mode):
     for g, source in ((dother, other), (dunwatched, unwatched)):
         assert (g.shape, g.dtype) == (source.shape, np.float32)
         assert not np.any(g.numpy())
+    with sd.GradientTape() as tape:  # an integer source too gets zeros (it got None)
+        tape.watch(x)
+        y = x * sd.cast(sd.constant([3, 4]), sd.float64)
+    (di,) = tape.gradient(y, [sd.constant([[3, 4]])], unconnected_gradients=mode)
+    assert (di.shape, di.dtype, di.numpy().tolist()) == ((1, 2), np.int32, [[0, 0]])
 
 
-def test_int_sources_get_none_and_a_warning(caplog):
+def test_int_sources_get_zeros_under_zero_mode_and_a_warning(caplog):
     i, x = sd.constant(3), f64(2.0)
     with caplog.at_level(logging.WARNING):
         with sd.GradientTape() as tape:
             tape.watch([i, x])
             y = sd.cast(i, sd.float64) * x
         grads = tape.gradient(y, [i, x], unconnected_gradients="zero")
-    assert grads[0] is None and grads[1].numpy() == 3.0
+    assert grads[1].numpy() == 3.0  # the int source: zeros of its dtype, as TensorFlow 2.21 gives
+    assert (grads[0].dtype, grads[0].numpy()) == (np.int32, 0)
     assert [r.getMessage() for r in caplog.records] == [
         "The dtype of the watched tensor must be floating (e.g. tf.float32), got tf.int32",
         "The dtype of the source tensor must be floating (e.g. tf.float32) when calling "
@@ -901,3 +907,33 @@ def test_numpy_s_sqrt_keeps_the_plain_formula_on_the_tape():
             tape.watch(x)
             y = np.sqrt(x)
         assert np.isnan(tape.gradient(y, x, output_gradients=f64([0.0])).numpy()[0])
+
+
+def test_custom_gradient_gives_the_variables_it_reads_their_gradients():
+    """As in TensorFlow, a custom_gradient function that reads a trainable Variable it is
+    not given gets that Variable's gradient from ``grad_fn(dy, variables=...)`` (it was
+    None); a grad_fn without that keyword is a TypeError."""
+    v = sd.Variable(2.0)
+
+    @sd.custom_gradient
+    def scaled(x):
+        def grad(dy, variables=None):
+            assert variables == [v]
+            return dy * v, [dy * x * 10]
+        return x * v, grad
+
+    x = sd.constant(3.0)
+    with sd.GradientTape() as tape:
+        tape.watch(x)
+        y = scaled(x) * 2.0
+    dx, dv = tape.gradient(y, [x, v])
+    assert (dx.numpy(), dv.numpy()) == (4.0, 60.0)
+
+    @sd.custom_gradient
+    def forgetful(x):
+        return x * v, lambda dy: dy * v
+
+    with sd.GradientTape():
+        with pytest.raises(TypeError, match="variables"):
+            forgetful(x)
+    assert forgetful(x).numpy() == 6.0  # no tape: no variables' gradients to give

@@ -37,16 +37,25 @@ class SGD(Optimizer):
 
 
 class Adam(Optimizer):
-    def __init__(self, learning_rate=0.001, beta_1=0.9, beta_2=0.999, epsilon=1e-7):
+    """Adam as Keras computes it: every quantity in the variable's dtype (float32 steps are
+    rounded as TensorFlow's), ``m += (g - m) * (1 - beta_1)``, and with ``amsgrad`` the
+    largest second moment so far."""
+
+    def __init__(self, learning_rate=0.001, beta_1=0.9, beta_2=0.999, epsilon=1e-7,
+                 amsgrad=False):
         super().__init__(learning_rate)
         self.beta_1, self.beta_2, self.epsilon = beta_1, beta_2, epsilon
+        self.amsgrad = amsgrad
         self._moments = {}
 
     def _step(self, g, v):
-        m, s = self._moments.get(id(v), (0.0, 0.0))
-        m = self.beta_1 * m + (1 - self.beta_1) * g
-        s = self.beta_2 * s + (1 - self.beta_2) * g * g
-        self._moments[id(v)] = (m, s)
-        t = self.iterations
-        rate = self.learning_rate * np.sqrt(1 - self.beta_2 ** t) / (1 - self.beta_1 ** t)
-        return rate * m / (np.sqrt(s) + self.epsilon)
+        dtype = g.dtype
+        m, s, top = self._moments.get(id(v), (np.zeros_like(g),) * 3)
+        m = m + (g - m) * dtype.type(1 - self.beta_1)
+        s = s + (np.square(g) - s) * dtype.type(1 - self.beta_2)
+        top = np.maximum(top, s) if self.amsgrad else s
+        self._moments[id(v)] = (m, s, top)
+        t = dtype.type(self.iterations)
+        rate = (dtype.type(self.learning_rate) * np.sqrt(1 - dtype.type(self.beta_2) ** t)
+                / (1 - dtype.type(self.beta_1) ** t))
+        return m * rate / (np.sqrt(top) + dtype.type(self.epsilon))

@@ -2,6 +2,7 @@
 import numpy as np
 
 from .. import dtypes
+from ..errors import check_range
 from ..rules.shapes import concatenate, stack as _stack
 from ..rules import defvjp
 from ..tensor import IndexedSlices, Tensor, Variable, _as_array, apply, convert_to_tensor
@@ -89,14 +90,16 @@ def gather(params, indices, validate_indices=None, axis=None, batch_dims=0, name
     if batch_dims:
         raise NotImplementedError("srcdiff's gather supports batch_dims=0")
     axis = 0 if axis is None else int(axis)
-    indices = np.asarray(indices)
+    indices = check_range(_as_array(indices), np.shape(params)[axis])  # a list: int32, as in TF
     if isinstance(params, Variable) and axis == 0:
         return apply(sparse_read, params, indices)
     return apply(np.take, convert_to_tensor(params), indices, axis=axis)
 
 
 def _gather_numpy(params, indices, validate_indices=None, axis=None, batch_dims=0, name=None):
-    return np.take(params, indices, axis=0 if axis is None else axis)
+    axis = 0 if axis is None else axis
+    indices = check_range(np.asarray(indices), np.shape(params)[axis])
+    return np.take(params, indices, axis=axis)
 
 
 gather.__numpy__ = _gather_numpy
@@ -179,10 +182,10 @@ _RANGE_DTYPES = [dtypes.int32, dtypes.int64, dtypes.float16, dtypes.float32, dty
 
 def linspace(start, stop, num, name=None, axis=0):
     """``num`` evenly spaced values from ``start`` to ``stop`` inclusive:
-    ``sd.linspace(0.0, 1.0, 5)``."""
+    ``sd.linspace(0.0, 1.0, 5)``; integer bounds give float64, as in TensorFlow."""
     start = _as_array(start)
     return Tensor(np.linspace(start, _as_array(stop), int(num), axis=axis,
-                              dtype=start.dtype if start.dtype.kind == "f" else np.float32))
+                              dtype=start.dtype if start.dtype.kind == "f" else np.float64))
 
 
 def _shape(shape):

@@ -65,11 +65,49 @@ def custom_gradient(f):
         # grad_fn as its one rule.
         STATE.custom_forward += 1
         try:
-            y, grad_fn = f(*args)
+            if STATE.tapes:  # only a recording call can be asked for variables' gradients
+                y, grad_fn, variables = _watching_variables(f, args)
+            else:
+                (y, grad_fn), variables = f(*args), ()
         finally:
             STATE.custom_forward -= 1
-        return apply(_CustomCall(_raw(y), grad_fn), *args)
+        if variables:
+            grad_fn = _with_variables(grad_fn, variables, len(args))
+        return apply(_CustomCall(_raw(y), grad_fn), *args, *variables)
     return call
+
+
+def _watching_variables(f, args):
+    """``f(*args)`` and the trainable Variables it read that are not among ``args``: as in
+    TensorFlow, their gradients come from ``grad_fn(dy, variables=...)``."""
+    from ..tape import GradientTape  # the tape imports the ops
+    with GradientTape() as watcher:
+        y, grad_fn = f(*args)
+    given = {id(a) for a in args}
+    return y, grad_fn, tuple(v for v in watcher.watched_variables() if id(v) not in given)
+
+
+def _with_variables(grad_fn, variables, n_inputs):
+    """The grad_fn giving the adjoints of the inputs, then of ``variables``, as one tuple."""
+    parameters = inspect.signature(grad_fn).parameters
+    if "variables" not in parameters and not any(
+            p.kind is inspect.Parameter.VAR_KEYWORD for p in parameters.values()):
+        raise TypeError(
+            "If using @custom_gradient with a function that uses variables, then grad_fn "
+            f"must accept a keyword argument 'variables' (the function read {len(variables)} "
+            "trainable Variable(s) it was not given as arguments).")
+
+    def joint(dy):
+        inputs, adjoints = grad_fn(dy, variables=list(variables))
+        if len(adjoints) != len(variables):
+            raise ValueError(f"custom_gradient's grad_fn must return {len(variables)} "
+                             f"variable gradient(s), got {len(adjoints)}")
+        inputs = list(inputs) if isinstance(inputs, (tuple, list)) else [inputs]
+        if len(inputs) != n_inputs:
+            raise ValueError(f"custom_gradient's grad_fn must return {n_inputs} input "
+                             f"gradient(s), got {len(inputs)}")
+        return (*inputs, *adjoints)
+    return joint
 
 
 def register_gradient(fn):

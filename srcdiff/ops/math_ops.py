@@ -3,6 +3,7 @@ import functools
 
 import numpy as np
 
+from ..errors import InvalidArgumentError
 from ..rules import guarded, nn as nn_rules
 from ..rules.reductions import logsumexp, norm as _norm
 from ._op import axis_arg, op, primitive_op
@@ -22,8 +23,7 @@ _PRIMITIVES = {
     **{name: (fn, ("x", "y")) for name, fn in {
         "add": np.add, "subtract": np.subtract, "multiply": np.multiply,
         "divide": np.true_divide, "truediv": np.true_divide, "pow": np.power,
-        "maximum": np.maximum, "minimum": np.minimum, "floordiv": np.floor_divide,
-        "floormod": np.remainder, "mod": np.remainder, "equal": np.equal,
+        "maximum": np.maximum, "minimum": np.minimum, "equal": np.equal,
         "not_equal": np.not_equal, "greater": np.greater, "greater_equal": np.greater_equal,
         "less": np.less, "less_equal": np.less_equal, "logical_and": np.logical_and,
         "logical_or": np.logical_or, "logical_xor": np.logical_xor}.items()},
@@ -35,6 +35,33 @@ _PRIMITIVES = {
 
 globals().update({name: primitive_op(fn, name, params)
                   for name, (fn, params) in _PRIMITIVES.items()})
+
+
+def _divisor(x, y):
+    """``y``, refused where it is an integer zero: TensorFlow's kernels raise (NumPy's give 0)."""
+    if np.result_type(x, y).kind in "iu" and not np.all(y):
+        raise InvalidArgumentError("Integer division by zero")
+    return y
+
+
+@op(tensors=2)
+def floordiv(x, y, name=None):
+    """``floor(x / y)``, as TensorFlow computes it (``1.0 // 0.1`` is 10, NumPy's 9; ``inf // 2``
+    is inf, NumPy's nan); no gradient: ``sd.math.floordiv(steps, 10)``."""
+    y = _divisor(x, y)
+    if np.result_type(x, y).kind in "iu":
+        return np.floor_divide(x, y)
+    return np.floor(np.true_divide(x, y))
+
+
+@op(tensors=2)
+def floormod(x, y, name=None):
+    """``x - y * floor(x / y)``, the sign of ``y`` (NumPy's remainder, its gradient exact):
+    ``sd.math.floormod(x, 2.0)``."""
+    return np.remainder(x, _divisor(x, y))
+
+
+mod = floormod
 
 
 def _int_dtype(x):
@@ -82,14 +109,32 @@ def reduce_mean(input_tensor, axis=None, keepdims=False, name=None):
 
 @op()
 def reduce_max(input_tensor, axis=None, keepdims=False, name=None):
-    """The maximum over ``axis``; ties share the gradient evenly: ``sd.reduce_max(x, axis=1)``."""
+    """The maximum over ``axis``; ties share the gradient evenly: ``sd.reduce_max(x, axis=1)``.
+    Over no values it is the dtype's lowest value (-inf), as in TensorFlow."""
+    if 0 in np.shape(input_tensor):
+        return _over_nothing(input_tensor, axis, keepdims, lowest=True)
     return np.max(input_tensor, axis=axis_arg(axis), keepdims=keepdims)
 
 
 @op()
 def reduce_min(input_tensor, axis=None, keepdims=False, name=None):
-    """The minimum over ``axis``; ties share the gradient evenly: ``sd.reduce_min(x, axis=1)``."""
+    """The minimum over ``axis``; ties share the gradient evenly: ``sd.reduce_min(x, axis=1)``.
+    Over no values it is the dtype's highest value (inf), as in TensorFlow."""
+    if 0 in np.shape(input_tensor):
+        return _over_nothing(input_tensor, axis, keepdims, lowest=False)
     return np.min(input_tensor, axis=axis_arg(axis), keepdims=keepdims)
+
+
+def _over_nothing(x, axis, keepdims, lowest):
+    """The max (``lowest``) or min of an empty ``x``: its reduction's identity, shaped as
+    the reduction, as an empty sum plus that identity (so its gradient is x's zeros)."""
+    dtype = np.result_type(x)
+    if dtype.kind == "f":
+        bound = -np.inf if lowest else np.inf
+    else:
+        bound = np.iinfo(dtype).min if lowest else np.iinfo(dtype).max
+    return np.sum(x, axis=axis_arg(axis), keepdims=keepdims, dtype=dtype) + np.asarray(
+        bound, dtype)
 
 
 @op()
@@ -139,8 +184,11 @@ def norm(tensor, ord="euclidean", axis=None, keepdims=None, name=None):
     if ord == "euclidean" or ord == "fro" and matrix or ord == 2 and not matrix:
         return _norm(tensor, axis=axis, keepdims=keepdims)
     if matrix:
+        if ord == 2:  # the largest singular value
+            return np.linalg.norm(tensor, 2, axis=axis, keepdims=keepdims)
         if ord not in (1, np.inf):
-            raise NotImplementedError(f"srcdiff's matrix norms are 'fro', 1 and inf, not {ord!r}")
+            raise ValueError(f"'ord' must be a supported matrix norm in ['euclidean', 'fro', "
+                             f"1, 2, inf], got {ord!r}")
         # The largest absolute column sum (ord=1) or row sum (ord=inf).
         summed, largest = axis if ord == 1 else axis[::-1]
         out = np.max(np.sum(np.abs(tensor), axis=summed, keepdims=True),
@@ -215,4 +263,4 @@ __all__ = sorted(
     ["squared_difference", "clip_by_value", "where", "reduce_sum", "reduce_mean",
      "reduce_max", "reduce_min", "reduce_prod", "reduce_variance", "reduce_std",
      "reduce_logsumexp", "reduce_any", "reduce_all", "reduce_euclidean_norm", "norm", "argmax",
-     "argmin", "add_n", "scalar_mul", "polyval", "count_nonzero"])
+     "argmin", "add_n", "scalar_mul", "polyval", "count_nonzero", "floordiv", "floormod", "mod"])

@@ -1,12 +1,15 @@
 """``sd.nn``: activations and losses.
 
 An activation with a kink whose gradient there is a convention is a primitive with
-TensorFlow's rule (rules/nn.py: relu, relu6, elu, selu); the others are compositions
-whose gradients are TensorFlow's at every point (``leaky_relu`` at 0 is ``alpha``:
-``where`` takes the ``alpha * x`` side)."""
+TensorFlow's rule (rules/nn.py: relu, relu6, leaky_relu, elu, selu); the others are
+compositions whose gradients are TensorFlow's at every point."""
 import numpy as np
 
+from ..errors import check_range
 from ..rules import guarded, nn as rules
+from ..tensor import convert_to_tensor
+from .array_ops import _shape, gather
+from .random_ops import uniform
 from ._op import axis_arg, op, primitive_op
 from .special_ops import erf
 
@@ -29,6 +32,31 @@ def log_softmax(logits, axis=None, name=None):
     return rules.log_softmax(logits, axis=-1 if axis is None else int(axis))
 
 
+def embedding_lookup(params, ids, max_norm=None, name=None):
+    """The rows of ``params`` at ``ids`` (``sd.gather`` on axis 0: a Variable's gradient is an
+    IndexedSlices): ``sd.nn.embedding_lookup(table, token_ids)``."""
+    if max_norm is not None or isinstance(params, (list, tuple)):
+        raise NotImplementedError("srcdiff's embedding_lookup takes one params tensor and "
+                                  "no max_norm")
+    return gather(params, ids)
+
+
+def dropout(x, rate, noise_shape=None, seed=None, name=None):
+    """``x / (1 - rate)`` where a uniform draw is at least ``rate``, else 0 (the draws
+    broadcast from ``noise_shape``; ``sd.random.set_seed`` repeats them):
+    ``sd.nn.dropout(h, rate=0.5)``."""
+    x = convert_to_tensor(x)
+    if x.dtype.kind != "f":
+        raise ValueError(f"x has to be a floating point tensor since it's going to be "
+                         f"scaled. Got a {x.dtype.name} tensor instead.")
+    if not 0 <= float(rate) < 1:
+        raise ValueError(f"`rate` must be a scalar tensor or a float in the range [0, 1). "
+                         f"Received: rate={rate}")
+    shape = x.shape if noise_shape is None else _shape(noise_shape)
+    keep = uniform(shape, dtype=x.dtype, seed=seed).numpy() >= rate
+    return x * np.where(keep, np.asarray(1 / (1 - float(rate)), x.dtype), 0).astype(x.dtype)
+
+
 @op()
 def l2_loss(t, name=None):
     return np.sum(t * t) / 2
@@ -47,6 +75,7 @@ def sparse_softmax_cross_entropy_with_logits(labels, logits, name=None):
 
 def _sparse_cross_entropy(labels, logits, name=None):
     labels = np.asarray(labels)
+    labels = check_range(labels, np.shape(logits)[-1], "label value")
     logp = rules.log_softmax(logits, axis=-1)
     flat = np.reshape(logp, (-1, np.shape(logp)[-1]))
     picked = flat[np.arange(labels.size), labels.reshape(-1)]
@@ -67,7 +96,9 @@ def leaky_relu(features, alpha=0.2, name=None):
     """``x`` where positive, else ``alpha * x``; the gradient at 0 is ``alpha``:
     ``sd.nn.leaky_relu(x, alpha=0.1)``."""
     features = _float(features)
-    return np.where(features > 0, features, features * alpha)
+    if isinstance(alpha, (int, float)):  # TensorFlow's alpha is a float32 attribute
+        alpha = float(np.float32(alpha))
+    return rules.leaky_relu(features, alpha)
 
 
 @op()
@@ -93,7 +124,7 @@ def gelu(features, approximate=False, name=None):
 @op()
 def softsign(features, name=None):
     """``x / (1 + |x|)``: ``sd.nn.softsign(x)``."""
-    return features / (1 + np.abs(features))
+    return rules.softsign(features)
 
 
 @op()

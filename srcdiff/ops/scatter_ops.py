@@ -3,7 +3,8 @@
 
 Each is a gather (``x[index]``) or a scatter-add (``helpers.unindex``, the adjoint of a
 gather) on NumPy's indexing, so each one's gradient is the other.  Indices out of range
-are an IndexError, as TensorFlow's CPU kernels refuse them, except where TensorFlow
+are an ``sd.errors.IndexOutOfRangeError`` (an InvalidArgumentError and an IndexError), as
+TensorFlow's CPU kernels refuse them, except where TensorFlow
 defines them: ``one_hot`` of an index outside ``[0, depth)`` is a row of ``off_value``,
 and a negative segment id drops its row.  ``tensor_scatter_nd_update`` with a repeated
 index keeps the last update, and only that update gets a gradient (TensorFlow's gradient
@@ -11,6 +12,7 @@ gives each of them one, though only one reaches the result)."""
 import numpy as np
 
 from .. import dtypes
+from ..errors import IndexOutOfRangeError
 from ..rules.helpers import unindex
 from ..tensor import Tensor, _as_array
 from ._op import op
@@ -28,7 +30,7 @@ def _index(indices, shape):
     indices = _indices(indices)
     depth = indices.shape[-1]
     if depth > len(shape) or np.any(indices < 0) or np.any(indices >= np.asarray(shape[:depth])):
-        raise IndexError(f"indices {indices.tolist()} do not index into shape {list(shape)}")
+        raise IndexOutOfRangeError(f"indices {indices.tolist()} do not index into shape {list(shape)}")
     return tuple(np.moveaxis(indices, -1, 0))
 
 
@@ -108,7 +110,7 @@ def unsorted_segment_sum(data, segment_ids, num_segments, name=None):
         raise ValueError(f"segment_ids of shape {ids.shape} must be a prefix of data's shape "
                          f"{np.shape(data)}")
     if np.any(ids >= num_segments):
-        raise IndexError(f"segment_ids {ids.tolist()} are out of range [0, {num_segments})")
+        raise IndexOutOfRangeError(f"segment_ids {ids.tolist()} are out of range [0, {num_segments})")
     if np.any(ids < 0):
         data, ids = data[ids >= 0], ids[ids >= 0]
     shape = (num_segments,) + np.shape(data)[ids.ndim:]

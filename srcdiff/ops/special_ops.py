@@ -50,6 +50,14 @@ def divide_no_nan(x, y, name=None):
     return zero_safe.divide_no_nan(x, y)
 
 
+@op()
+def reciprocal_no_nan(x, name=None):
+    """``1 / x``, and 0 where ``x`` is 0 (TensorFlow's ``divide_no_nan(1, x)``, gradient
+    included): ``sd.math.reciprocal_no_nan(counts)``."""
+    _floats(x, x, "reciprocal_no_nan")
+    return zero_safe.divide_no_nan(np.ones_like(x), x)
+
+
 @op(tensors=2)
 def multiply_no_nan(x, y, name=None):
     """``x * y``, and 0 where ``y`` is 0 even if ``x`` is nan or inf:
@@ -81,4 +89,4 @@ def xlog1py(x, y, name=None):
 
 
 __all__ = ["erf", "erfc", "lgamma", "digamma", "divide_no_nan", "multiply_no_nan", "xlogy",
-           "xdivy", "xlog1py"]
+           "xdivy", "xlog1py", "reciprocal_no_nan"]

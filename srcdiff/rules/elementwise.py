@@ -86,7 +86,7 @@ defvjp(np.cosh, lambda g, ans, x: g * np.sinh(x))
 # left only, and tanh's saved result is alive here (one array less at the peak)
 defvjp(np.tanh, lambda g, ans, x: g * -(ans ** 2 - 1))
 defvjp(np.arcsinh, lambda g, ans, x: g / np.sqrt(x ** 2 + 1))
-defvjp(np.arccosh, lambda g, ans, x: g / np.sqrt(x ** 2 - 1))
+defvjp(np.arccosh, lambda g, ans, x: g / np.sinh(ans))  # TensorFlow's: nan outside [1, inf)
 defvjp(np.arctanh, lambda g, ans, x: g / (1 - x ** 2))
 for _f in (np.deg2rad, np.radians):
     defvjp(_f, lambda g, ans, x: g * (np.pi / 180))

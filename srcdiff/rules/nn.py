@@ -2,10 +2,12 @@
 
 Where an activation has a kink, the rule takes TensorFlow's side of it (its gradient
 kernels), which composing NumPy functions would not: relu6's gradient is 0 at 0 and at
-6; selu's at 0 is its right derivative ``SELU_SCALE`` (the left one is ``SELU_SCALE *
-SELU_ALPHA``), and elu's and selu's second derivatives at 0 are 0.  elu and selu compute ``exp(x) - 1`` as
-TensorFlow's kernels do (not ``expm1``: ``elu(-1e-30)`` is 0 in float32, as in TensorFlow,
-and so its second derivative there is 0 too)."""
+6; leaky_relu's at 0 is ``alpha``; relu's, relu6's and leaky_relu's second derivatives
+are zeros (not None); selu's at 0 is its right derivative ``SELU_SCALE`` (the left one is
+``SELU_SCALE * SELU_ALPHA``), and elu's and selu's second derivatives at 0 are 0.  elu
+and selu compute ``exp(x) - 1`` as TensorFlow's kernels do (not ``expm1``:
+``elu(-1e-30)`` is 0 in float32, as in TensorFlow, and so its second derivative there is
+0 too)."""
 import numpy as np
 
 from .helpers import where_zero
@@ -23,6 +25,13 @@ def sigmoid(x):
 def softplus(x):
     """log(1 + exp(x)), computed without overflow."""
     return np.logaddexp(0, x)
+
+
+@primitive
+def softsign(x):
+    """x / (1 + |x|); its rule is TensorFlow's ``g / (1 + |x|)**2`` (0 at infinities, where
+    the quotient rule of the composition gives nan)."""
+    return x / (1 + np.abs(x))
 
 
 @primitive
@@ -52,6 +61,20 @@ def selu(x):
     return np.where(x < 0, left, SELU_SCALE * x)
 
 
+@primitive
+def leaky_relu(x, alpha=0.2):
+    return np.where(x > 0, x, x * alpha)
+
+
+@primitive
+def kink_grad(dy, x, top=np.inf, alpha=0.0):
+    """``dy`` where ``0 < x < top``, ``alpha * dy`` where ``x <= 0``, else 0: the adjoint of
+    relu (``top`` inf), relu6 (6) and leaky_relu (``alpha``).  A primitive, as TensorFlow's
+    ReluGrad is, so that a gradient taken again is zeros in ``x``, not None."""
+    keep = x > 0 if top == np.inf else np.logical_and(x > 0, x < top)  # x = inf keeps dy
+    return np.where(keep, dy, dy * alpha) if alpha else where_zero(keep, dy)
+
+
 def elu_slope_part(ans):
     """``ans`` where it is negative, else 0: the part of elu's slope (``ans + 1`` on the
     left) that varies, so that its derivative is 0 at 0 as in TensorFlow's EluGradGrad."""
@@ -73,8 +96,13 @@ def log_softmax(x, axis=-1):
 # Elementwise: their rules take batched adjoints.
 defvjp(sigmoid, lambda g, ans, x: g * ans * (1 - ans), batches=True)
 defvjp(softplus, lambda g, ans, x: g * sigmoid(x), batches=True)
-defvjp(relu, lambda g, ans, x: where_zero(x > 0, g), batches=True)
-defvjp(relu6, lambda g, ans, x: where_zero(np.logical_and(x > 0, x < 6), g), batches=True)
+defvjp(softsign, lambda g, ans, x: g / np.square(1 + np.abs(x)), batches=True)
+defvjp(relu, lambda g, ans, x: kink_grad(g, x), batches=True)
+defvjp(relu6, lambda g, ans, x: kink_grad(g, x, 6), batches=True)
+defvjp(leaky_relu, lambda g, ans, x, alpha=0.2: kink_grad(g, x, np.inf, alpha), None,
+       batches=True)
+defvjp(kink_grad, lambda g, ans, dy, x, top=np.inf, alpha=0.0: kink_grad(g, x, top, alpha),
+       lambda g, ans, dy, x, top=np.inf, alpha=0.0: np.zeros_like(g), batches=True)
 defvjp(elu, lambda g, ans, x: g * (elu_slope_part(ans) + 1), batches=True)
 defvjp(selu,
        lambda g, ans, x:

@@ -64,7 +64,7 @@ defvjp(np.trace,
 @primitive
 def logsumexp(x, axis=None, keepdims=False):
     """log(sum(exp(x))) along ``axis``, without overflow."""
-    top = np.max(x, axis=axis, keepdims=True)
+    top = np.max(x, axis=axis, keepdims=True, initial=-np.inf)  # -inf over nothing, as in TF
     top = np.where(np.isfinite(top), top, 0)
     out = np.log(np.sum(np.exp(x - top), axis=axis, keepdims=True)) + top
     return out if keepdims else np.squeeze(out, axis=axis)
