@@ -723,7 +723,8 @@ def _finish(g, source, unconnected, shape=None):
             return Tensor(np.zeros(shape if shape is not None else source.shape, dtype))
         return None
     kind = type(g)  # the common cases first: an array of the dtype, a number
-    if kind is np.ndarray and g.dtype == dtype or kind is float or kind is _NUMBER_OF.get(dtype):
+    if (kind is np.ndarray and g.dtype == dtype or kind is float
+            or kind is _NUMBER_OF.get(dtype)):
         result = _new(Tensor)  # Tensor(g) without the __init__ frame
         result._value = g if kind is np.ndarray else np.array(g, dtype)
         return result
