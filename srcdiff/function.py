@@ -20,7 +20,6 @@ once for them all, or, where that unit has none, the plain one row by row, and
 """
 import builtins
 import collections
-import copy
 import functools
 import inspect
 import numbers
@@ -62,6 +61,8 @@ class Function:
         self.input_signature = signature.checked(input_signature)
         self._eager = False
         self._reads = None
+        code = getattr(fn, "__code__", None)  # how many arguments need no defaults (-1: any)
+        self._arity = code.co_argcount if code is not None and not code.co_kwonlyargcount else -1
         self.units = Units(fn, numbers=True)
 
     def __get__(self, instance, owner):
@@ -71,11 +72,12 @@ class Function:
 
     def _method_call(self, instance, *args, **kwargs):
         args, kwargs = self._signed(args, kwargs)  # a method's signature leaves self out
-        return self._run(instance, *args, **kwargs)
+        return self._run((instance, *args), kwargs)
 
     def __call__(self, *args, **kwargs):
-        args, kwargs = self._signed(args, kwargs)
-        return self._run(*args, **kwargs)
+        if self.input_signature is not None:
+            args, kwargs = self._signed(args, kwargs)
+        return self._run(args, kwargs)
 
     def _signed(self, args, kwargs):
         """The arguments as ``input_signature`` binds them (all by position), if given."""
@@ -83,7 +85,7 @@ class Function:
             return args, kwargs
         return signature.bind(self.input_signature, args, kwargs, self.__qualname__), {}
 
-    def _run(self, *args, **kwargs):
+    def _run(self, args, kwargs):
         if self._eager:
             return exactly(self.python_function, *args, **kwargs)
         try:
@@ -105,21 +107,15 @@ class Function:
 
     # --- calls ---
     def _call(self, args):
-        args = with_defaults(self.python_function, args)
-        captures = self._captures(args)
+        if len(args) != self._arity:
+            args = with_defaults(self.python_function, args)
+        captures = self._captures(args) if self._reads != () else ()
         inputs = list(args) + [v for _, v in captures] if captures else list(args)
         tapes = STATE.tapes
-        active = _activity(inputs, tapes) if tapes else (False,) * len(inputs)
-        if True in active:  # the backward step runs later: the arrays must stay as read
-            plain = []
-            for k, v in enumerate(inputs):
-                if type(v) is Tensor:  # a Tensor's array never changes
-                    plain.append(v._value)
-                    continue
-                plain.append(frozen(unwrapped(v)))
-                if type(v) is np.ndarray:  # the tape keeps what the code read: the copy
-                    inputs[k] = plain[-1]
+        if tapes:
+            active, plain = _activity(inputs, tapes)
         else:
+            active = (False,) * len(inputs)
             plain = [v._value if type(v) is Tensor else unwrapped(v) for v in inputs]
         lifted = tuple([expr for expr, _ in captures]) if captures else ()
         unit, raw = self.units.get(plain, active, lifted)
@@ -131,13 +127,13 @@ class Function:
             _refuse_tensors(self.__qualname__)
         entry = _CompiledCall(self, unit, y, saved, active, plain, inputs, len(args), captures,
                               len(tapes) == 1)
-        args = entry.tape_inputs  # Tensors, as a rule: Variables were read, pytrees taken apart
-        raw = tuple([a._value if type(a) is Tensor else _raw(a) for a in args])
+        # Tensors, as a rule: Variables were read, pytrees taken apart
+        args, raw = entry.tape_inputs, entry.tape_values
         if not isinstance(y, CONTAINERS):
-            return _run(entry, entry, args, raw, None, tapes, entry.srcdiff_rule)
+            return _run(entry, entry, args, raw, None, tapes, entry)
         # several results, or a pytree: one entry per leaf (see _CompiledCall.part)
-        return nest.pack_sequence_as(y, [_run(part, part, args, raw, None, tapes,
-                                              part.srcdiff_rule) for part in entry.parts()])
+        return nest.pack_sequence_as(y, [_run(part, part, args, raw, None, tapes, part)
+                                         for part in entry.parts()])
 
     def _captures(self, args):
         """The Tensors and Variables (and pytrees holding some) the function reads
@@ -166,10 +162,11 @@ class Function:
         return found
 
 
-class _CompiledCall:
-    """One call of a compiled function under a tape: a primitive whose rule runs
-    the cached adjoint (once per output adjoint, for every input; once per batch of
-    them in a vectorised jacobian).
+class _CompiledCall(Rule):
+    """One call of a compiled function under a tape: a primitive that is its own
+    rule, which runs the cached adjoint (once per output adjoint, for every input;
+    once per batch of them in a vectorised jacobian): its forms are its methods
+    ``joint`` and ``argnum_vjp``, and it has no vjp per input.
 
     Its tape inputs are the function's inputs, but that the Tensors in a pytree
     stand for it, each its own tape input: ``owners[k]`` is ``(i, j)`` for tape
@@ -177,8 +174,10 @@ class _CompiledCall:
     for input ``i`` itself."""
 
     __slots__ = ("function", "unit", "value", "saved", "active", "raw", "inputs", "count",
-                 "captures", "owners", "tape_inputs", "direct", "part", "_last", "alone")
+                 "captures", "owners", "tape_inputs", "tape_values", "direct", "part", "_last",
+                 "alone")
     srcdiff_traits = Traits(batches=True)  # a batch of adjoints: see _batch
+    vjps = ()
 
     def __init__(self, function, unit, value, saved, active, raw, inputs, count, captures,
                  alone=False):
@@ -194,6 +193,7 @@ class _CompiledCall:
         self.captures = captures
         owners = self.owners = []
         tape_inputs = self.tape_inputs = []  # each Tensor input, or each of a pytree's
+        values = []  # the array of each
         # whether tape input k is input k, for every k: adjoints by input are by tape input
         direct = True
         for i, v in enumerate(inputs):
@@ -202,6 +202,7 @@ class _CompiledCall:
                 direct = direct and i == len(owners)
                 owners.append((i, None))
                 tape_inputs.append(v)
+                values.append(v._value)
             elif kind in _PLAIN:
                 continue
             elif not isinstance(v, CONTAINERS):
@@ -209,15 +210,19 @@ class _CompiledCall:
                     direct = direct and i == len(owners)
                     owners.append((i, None))
                     tape_inputs.append(v)
+                    values.append(_raw(v))
             else:
                 for j, leaf in enumerate(nest.flatten(v)):
                     if isinstance(leaf, _ArrayLike):
                         direct = False
                         owners.append((i, j))
                         tape_inputs.append(leaf)
+                        values.append(_raw(leaf))
+        self.tape_values = tuple(values)
         self.direct = direct
         self.part = None
         self._last = (None, None)
+        self._parameters = None  # Rule's
 
     def parts(self):
         """For a call whose result is a pytree (several results, a list, a dict): an
@@ -227,7 +232,10 @@ class _CompiledCall:
         leaf with an adjoint costs one walk of the compiled backward pass."""
         parts = []
         for k, path in enumerate(nest.paths(self.value)):
-            part = copy.copy(self)
+            part = _CompiledCall.__new__(_CompiledCall)
+            for name in _CompiledCall.__slots__:  # its own, not Rule's (see primitive)
+                setattr(part, name, getattr(self, name))
+            part._parameters = None
             part.part = (k, path)
             parts.append(part)
         return parts
@@ -245,21 +253,27 @@ class _CompiledCall:
 
     @property
     def srcdiff_rule(self):
-        """The rule a tape records (made when asked: kept here, it would hold this call
-        in a reference cycle, and its saved values until the cyclic collector ran)."""
-        return Rule(self, (), self.function.__qualname__, argnum_vjp=self._vjp,
-                    joint=self._joint)
+        """The rule a tape records: the call itself."""
+        return self
+
+    @property
+    def primitive(self):
+        return self
+
+    @property
+    def name(self):
+        return self.function.__qualname__
 
     def __call__(self, *flat):
         value = self.value if self.part is None else _at(self.value, self.part[1])
         return np.asarray(value) if type(value) in (float, int, complex, bool) else value
 
-    def _vjp(self, k, g, ans, *flat):
+    def argnum_vjp(self, k, g, ans, *flat):
         """Tape input ``k``'s adjoint for ``g``: the rule's form per input (a walk with
         a batch axis, conjugation, or an outer tape asks for each input in turn)."""
-        return self._joint(g, ans, flat, (k,)).get(k)
+        return self.joint(g, ans, flat, (k,)).get(k)
 
-    def _joint(self, g, ans, flat, wanted):
+    def joint(self, g, ans, flat, wanted):
         """{tape input: adjoint} for ``g``, holding those of the tape inputs ``wanted``
         (and maybe others'): one walk of the backward pass serves every input, kept
         for the next input's question."""
@@ -271,6 +285,8 @@ class _CompiledCall:
             else:
                 grads = self._adjoints(g, flat, self.active)
             self._last = (g, grads)
+        if grads.keys() >= set(wanted):  # the common case: every input asked for has one
+            return grads
         for k in wanted:
             i = self.owners[k][0]
             if k not in grads and not self.active[i] and _floating(flat[k]):
@@ -518,10 +534,13 @@ def _seeded(like, path, g):
 def _as_number(g, y):
     """The tape's seed ``g`` (a 0-d array) as the number the compiled code made ``y``:
     the adjoint of a number is a number there."""
-    if type(g) is np.ndarray and g.ndim == 0 and type(y) in (np.float64, float) and (
-            g.dtype == np.float64):
+    if type(g) is np.ndarray and not g.ndim and type(y) in _FLOAT64S and g.dtype == _FLOAT64:
         return g[()]
     return g
+
+
+_FLOAT64S = (np.float64, float)
+_FLOAT64 = np.dtype(np.float64)
 
 
 def _backward(unit, saved, g, active, y=None, rows=False):
@@ -594,27 +613,43 @@ _ARRAYS = (np.ndarray, np.float64, np.float32, float)  # the results compiled co
 
 
 def _activity(inputs, tapes):
-    """Whether a tape watches each of ``inputs`` (see ``_watched``), which it changes
-    in place: reading a Variable under a tape watches it (if trainable) and records
-    the read, so each Variable in them (a pytree's leaves too) is read first."""
+    """``(active, plain)``: whether a tape watches each of ``inputs`` (see ``_watched``),
+    and what compiled code is given for each (the array behind a Tensor).  Reading a
+    Variable under a tape watches it (if trainable) and records the read, so each
+    Variable in them (a pytree's leaves too) is read first, in ``inputs`` itself.
+    Where an input is watched, the backward step runs later, so the arrays must stay
+    as read: each other array (a pytree's too) is given as a read-only copy, and the
+    tape keeps the copy (in ``inputs``) too; a Tensor's array never changes."""
     tracked = [t._tape.tracked for t in tapes]
     active = []
+    plain = []
+    others = False  # an input other than a Tensor
     for k, v in enumerate(inputs):
-        cls = type(v)
-        if cls is Tensor:  # the common case, without the generic walk of _watched
+        if type(v) is Tensor:  # the common case, without the generic walk of _watched
+            value = v._value
+            plain.append(value)
             key = id(v)
             for ids in tracked:
                 if key in ids:
-                    active.append(v._value.dtype.kind in "fc")
+                    active.append(value.dtype.kind in "fc")
                     break
             else:
                 active.append(False)
-        elif cls in _PLAIN:
-            active.append(False)
-        else:
+            continue
+        others = True
+        if type(v) not in _PLAIN:
             inputs[k] = v = _read(v)
             active.append(_watched(v, tapes))
-    return tuple(active)
+        else:
+            active.append(False)
+        plain.append(unwrapped(v))
+    if others and True in active:
+        for k, v in enumerate(inputs):
+            if type(v) is not Tensor:
+                plain[k] = frozen(plain[k])
+                if type(v) is np.ndarray:
+                    inputs[k] = plain[k]
+    return tuple(active), plain
 
 
 def _watched(value, tapes):

@@ -12,6 +12,7 @@ only the values their rules read (``_slim``), so the others are freed before the
 import contextlib
 import enum
 import functools
+import itertools
 import logging
 
 import numpy as np
@@ -149,6 +150,12 @@ class GradientTape:
             self._tape = _Records()
         tape = self._tape
         for t in [tensor] if type(tensor) is Tensor else nest.flatten(tensor):
+            if type(t) is Tensor:  # the common case first
+                kind = t._value.dtype.kind
+                if kind == "f":
+                    tape.tracked.add(id(t))
+                    tape.watched.append(t)
+                    continue
             if type(t) is not Tensor and isinstance(t, Variable):
                 self._watch_variable(t)
             elif type(t) is Tensor or isinstance(t, Tensor):
@@ -226,18 +233,22 @@ class GradientTape:
                 raise TypeError("Argument `target` should be a list or nested structure "
                                 "of Tensors, Variables or CompositeTensors to be "
                                 f"differentiated, but received {target!r}.")
-        shallow = _shallow(sources)
-        flat_sources = _check_sources(sources, shallow)
-        if output_gradients is None:
-            output_gradients = [None] * len(targets)
+        flat_sources, shallow = _check_sources(sources)
+        records = self._tape.records
+        if (len(records) == 1 and records[0][4] is target and output_gradients is None
+                and not (self._persistent or self._tape.complex or STATE.tapes)):
+            grads = self._backprop_one(target, flat_sources)
         else:
-            output_gradients = nest.flatten(output_gradients)
-            if len(output_gradients) != len(targets):
-                raise ValueError(f"output_gradients has {len(output_gradients)} entries, "
-                                 f"but there are {len(targets)} targets")
-        grads = self._backprop(targets, flat_sources, output_gradients)
-        self._end_use()
-        results = [_finish(g, s, unconnected) for g, s in zip(grads, flat_sources)]
+            if output_gradients is None:
+                output_gradients = [None] * len(targets)
+            else:
+                output_gradients = nest.flatten(output_gradients)
+                if len(output_gradients) != len(targets):
+                    raise ValueError(f"output_gradients has {len(output_gradients)} entries, "
+                                     f"but there are {len(targets)} targets")
+            grads = self._backprop(targets, flat_sources, output_gradients)
+            self._end_use()
+        results = [*map(_finish, grads, flat_sources, itertools.repeat(unconnected))]
         if not shallow:
             return nest.pack_sequence_as(sources, results)
         kind = type(sources)
@@ -251,7 +262,7 @@ class GradientTape:
         ``target.shape + source.shape`` for each source."""
         self._begin_use("jacobian", experimental_use_pfor)
         unconnected = _unconnected(unconnected_gradients)
-        flat_sources = _check_sources(sources)
+        flat_sources = _check_sources(sources)[0]
         target = _as_target(target)
         size = int(target.size)
         seeds = np.reshape(np.eye(size, dtype=target.dtype), (size,) + tuple(target.shape))
@@ -273,7 +284,7 @@ class GradientTape:
         self._begin_use("batch_jacobian", experimental_use_pfor)
         _unconnected(unconnected_gradients)
         target = _as_target(target)
-        (source,) = _check_sources([source])
+        (source,) = _check_sources([source])[0]
         for value in (target, source):
             if value.ndim < 2:
                 raise ValueError(f"Shape {value.shape} must have rank at least 2")
@@ -388,8 +399,29 @@ class GradientTape:
                 _walk(records, grads, source_ids, reaches, traced, batched, tape.complex)
         finally:
             STATE.taking = taking
-        get = grads.get
-        return [get(id(s)) for s in sources]
+        return [*map(grads.get, map(id, sources))]
+
+    def _backprop_one(self, target, sources):
+        """``_backprop`` of a tape used once that holds one record, of ``target`` (a
+        compiled function's call, a single operation), seeded with ones: its rule
+        alone, for the inputs that are sources (nothing to follow, slim or order)."""
+        tape = self._tape
+        self._end_use()
+        source_ids = tape.tracked.intersection(map(id, sources))
+        value = target._value
+        g = np.empty(value.shape, value.dtype)  # _seed's ones
+        g.fill(1)
+        grads = {id(target): g}  # the target's own, should it be a source too
+        taking, STATE.taking = STATE.taking, True
+        try:
+            rule, args, raw, kwargs, out = record = tape.records.pop()
+            if rule.joint is not None:
+                _joint_step(rule, g, out, args, raw, source_ids, grads)
+            else:
+                _walk_plain([record], grads, source_ids, source_ids | {id(target)})
+        finally:
+            STATE.taking = taking
+        return [*map(grads.get, map(id, sources))]
 
     def _depending_on(self, source_ids, count):
         """The ids of the sources and of the values the first ``count`` records
@@ -571,11 +603,7 @@ def _walk_plain(records, grads, source_ids, reaches):
             vjp = vjps[1] if key in reaches else None
             d = None if vjp is None else vjp(g, ans, x, y)
         elif rule.joint is not None:  # one call for every input (a compiled function's)
-            wanted = [i for i, a in enumerate(args) if id(a) in reaches]
-            found = rule.joint(g, ans, raw, wanted)
-            for i in wanted:
-                if (d := found.get(i)) is not None:
-                    _accumulate(grads, id(args[i]), d)
+            _joint_step(rule, g, out, args, raw, reaches, grads)
             continue
         else:
             for i, a in enumerate(args):
@@ -587,6 +615,20 @@ def _walk_plain(records, grads, source_ids, reaches):
             continue
         if d is not None:  # None: a compiled adjoint found no path to this input
             previous = get(key)
+            grads[key] = d if previous is None else previous + d
+
+
+def _joint_step(rule, g, out, args, raw, reaches, grads):
+    """A record's step in a walk by its rule's joint form: one call for all the
+    inputs in ``reaches``, each adjoint added to what ``grads`` holds for it."""
+    wanted = [i for i, a in enumerate(args) if id(a) in reaches]
+    if not wanted:
+        return
+    found = rule.joint(g, out._value, raw, wanted)
+    for i in wanted:
+        if (d := found.get(i)) is not None:
+            key = id(args[i])
+            previous = grads.get(key)
             grads[key] = d if previous is None else previous + d
 
 
@@ -654,12 +696,23 @@ def _as_target(target):
     raise TypeError(f"target must be a Tensor or Variable, got {type(target).__name__}")
 
 
-def _check_sources(sources, shallow=None):
-    """The sources as a flat list, each checked (TensorFlow's warning for an integer one).
-    ``shallow``: what :func:`_shallow` says of them, if asked already."""
-    if _shallow(sources) if shallow is None else shallow:
-        flat = [sources] if isinstance(sources, _ArrayLike) else list(sources)
-    else:
+def _check_sources(sources):
+    """``(flat, shallow)``: the sources as a flat list, each checked (TensorFlow's
+    warning for an integer one), and whether they are a Tensor or Variable or a plain
+    list or tuple of them (the common cases, which need no walk of a nested structure)."""
+    kind = type(sources)
+    shallow = kind is Tensor or kind is Variable
+    if shallow:
+        flat = [sources]
+    elif kind is list or kind is tuple:
+        flat = sources
+        shallow = True
+        for s in sources:
+            kind = type(s)
+            if kind is not Tensor and kind is not Variable:
+                shallow = False
+                break
+    if not shallow:
         flat = nest.flatten(sources)
         for s in flat:
             if not isinstance(s, (Tensor, Variable)):
@@ -668,22 +721,7 @@ def _check_sources(sources, shallow=None):
     for s in flat:
         if s._array().dtype.kind not in "fc":
             _differentiable(s, "source")
-    return flat
-
-
-def _shallow(sources):
-    """Whether ``sources`` is a Tensor or Variable, or a plain list or tuple of them:
-    the common cases, which need no generic walk over a nested structure."""
-    kind = type(sources)
-    if kind is Tensor or kind is Variable:
-        return True
-    if kind is not list and kind is not tuple:
-        return False
-    for s in sources:
-        kind = type(s)
-        if kind is not Tensor and kind is not Variable:
-            return False
-    return True
+    return flat, shallow
 
 
 _NOT_DIFFERENTIABLE = {  # TensorFlow's warnings, logged where TensorFlow logs them
