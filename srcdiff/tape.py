@@ -702,14 +702,17 @@ def _check_sources(sources):
     list or tuple of them (the common cases, which need no walk of a nested structure)."""
     kind = type(sources)
     shallow = kind is Tensor or kind is Variable
+    floating = False  # whether every source is known to be a real floating Tensor
     if shallow:
         flat = [sources]
     elif kind is list or kind is tuple:
         flat = sources
-        shallow = True
+        shallow = floating = True
         for s in sources:
-            kind = type(s)
-            if kind is not Tensor and kind is not Variable:
+            if type(s) is Tensor and s._value.dtype.kind == "f":
+                continue  # the common case
+            floating = False
+            if type(s) is not Tensor and type(s) is not Variable:
                 shallow = False
                 break
     if not shallow:
@@ -718,9 +721,10 @@ def _check_sources(sources):
             if not isinstance(s, (Tensor, Variable)):
                 raise TypeError(f"sources must be Tensors or Variables, got {s!r} of type "
                                 f"{type(s).__name__!r}")
-    for s in flat:
-        if s._array().dtype.kind not in "fc":
-            _differentiable(s, "source")
+    if not floating:
+        for s in flat:
+            if s._array().dtype.kind not in "fc":
+                _differentiable(s, "source")
     return flat, shallow
 
 
@@ -755,7 +759,7 @@ _NUMBER_OF = {np.dtype(t): t for t in (np.float16, np.float32, np.float64, np.lo
 
 def _finish(g, source, unconnected, shape=None):
     """A gradient as the user receives it: a Tensor of the source's dtype, or None."""
-    dtype = source._array().dtype
+    dtype = source._value.dtype if type(source) is Tensor else source._array().dtype
     if dtype.kind not in "fc":  # no gradient reaches integers: None, or zeros as in TF
         if unconnected is UnconnectedGradients.ZERO:
             return Tensor(np.zeros(shape if shape is not None else source.shape, dtype))
