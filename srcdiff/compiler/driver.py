@@ -2,7 +2,8 @@
 
 ``prepare`` parses and normalises; ``reverse`` runs the passes in order (facts,
 activity and refusals, aliasing, calls, a draft backward pass, the plan, the final
-backward pass, the forward pass), each handing a record to the next;
+backward pass and its peepholes (copies, spreads), the forward pass), each handing a
+record to the next;
 ``compile_unit`` wraps the pair in functions, releases values after their last
 read, generates and compiles the source, and records what the unit depends on.
 
@@ -44,6 +45,7 @@ from .parse import parse_function, unit_name
 from .plan import Namer, Plan, Replay, make_plan
 from .release import release_points, with_deletes
 from .runtime import FreeValues
+from .spread import fold_spreads
 from .unit import GONE, Unit
 from .kwargs import expand_kwargs, keywords_of
 from .varargs import expand_varargs
@@ -327,6 +329,8 @@ def reverse(parsed, body, wrt, names, refs, compile_call, scalar_params, param_d
                              "values the plan did not save")
     adjoints = set(namer.adjoints().values())
     propagate_copies(code, adjoints - {namer.adjoint(p) for p in wrt})
+    if not batched:  # the batched pass runs on the same tape and reads what this one did
+        fold_spreads(code, result, facts, refs)
     # the tape: what the backward pass reads before it assigns it (a loop's counter,
     # say, is its own)
     live = (live_names(code) & facts.primal) - adjoints
