@@ -80,6 +80,9 @@ def zeros_rows(rows, x):
     return np.zeros(rows + np.shape(x), dtype)
 
 
+_add_reduce = np.add.reduce
+
+
 @measures(1)
 def unbroadcast(g, x):
     """Sum ``g`` down to the shape of ``x``, undoing NumPy broadcasting."""
@@ -92,10 +95,10 @@ def unbroadcast(g, x):
         shape, gshape = np.shape(x), np.shape(g)
     if gshape == shape:
         return g
+    if gshape[1:] == shape and not _walk.batch_axes:  # a bias: its own short path
+        return _add_reduce(g, 0)  # (axis 0, by position: cheaper than the keyword)
     keep = _walk.batch_axes
     lead = len(gshape) - len(shape)
-    if lead == 1 and not keep and gshape[1:] == shape:  # a bias: its own short path
-        return np.add.reduce(g, axis=0)
     stretched = tuple(lead + i for i, n in enumerate(shape) if n == 1 and gshape[lead + i] != 1)
     summed = tuple(range(keep, lead)) + stretched
     if not summed:  # a batch of adjoints of x's shape: nothing to undo
