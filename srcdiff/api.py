@@ -58,11 +58,16 @@ def _require_numbers(fn, args, positions):
     """Raise TypeError unless each argument at ``positions`` is a number, an array of
     numbers, or a pytree of them (``None`` leaves pass): the gradient of a string, an
     object or a bool is undefined, not zero (JAX refuses them too)."""
+    ndarray = np.ndarray
     for i in positions:
         arg = args[i]
         kind = type(arg)
-        if kind is float or kind is np.ndarray and arg.dtype.kind in "fc":
-            continue  # the common cases, from attributes
+        if kind is ndarray:  # the common cases, from attributes (the commonest dtype's
+            dtype = arg.dtype  # singleton first)
+            if dtype is _FLOAT64 or dtype.kind in "fc":
+                continue
+        elif kind is float:
+            continue
         nested = isinstance(arg, CONTAINERS)
         for leaf in nest.flatten(arg) if nested else (arg,):
             if _is_scalar(leaf) or leaf is None and nested or getattr(

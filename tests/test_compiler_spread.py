@@ -185,3 +185,45 @@ def test_spread_number_is_the_number_a_spread_holds(g):
     spread = unreduce(g, np.zeros((2, 3)), None, False)
     assert isinstance(number, np.generic) and number.dtype == spread.dtype
     assert number == spread[0, 0]
+
+
+# np.mean(x) runs as its stand-in, reductions.mean_of (the Traits field stand_in)
+
+def mean_only(x):
+    return np.mean(x)
+
+
+def mean_over_axis(x):
+    return np.sum(np.mean(x, axis=0) ** 2)
+
+
+@pytest.mark.parametrize("x", [rng.normal(size=(3, 4)), rng.normal(size=(4, 6))[:, ::2],
+                               np.array(2.5), np.float64(2.5), 2.5,
+                               rng.normal(size=5).astype(np.float32),
+                               np.arange(6).reshape(2, 3), np.zeros((0, 3)),
+                               np.array([np.inf, -np.inf, 1.0]), [1.0, 2.0, 4.0],
+                               rng.normal(size=3) + 1j],
+                         ids=["float64", "strided", "0-d", "numpy-number", "float", "float32",
+                              "ints", "empty", "inf-inf", "list", "complex"])
+def test_mean_of_is_np_mean_bit_for_bit(x):
+    import warnings
+    from srcdiff.rules.reductions import mean_of
+    with warnings.catch_warnings(record=True) as theirs:
+        warnings.simplefilter("always")
+        expected = np.mean(x)
+    with warnings.catch_warnings(record=True) as ours:
+        warnings.simplefilter("always")
+        got = mean_of(x)
+    assert type(got) is type(expected)
+    np.testing.assert_array_equal(got, expected)
+    assert [str(w.message) for w in ours] == [str(w.message) for w in theirs]
+
+
+def test_the_forward_pass_calls_the_stand_in_for_one_argument_only():
+    x = rng.normal(size=(3, 4))
+    assert "mean_of(x)" in sd.adjoint_source(mean_only, args=(x,))
+    source = sd.adjoint_source(mean_over_axis, args=(x,))
+    assert "np.mean(x, axis=0)" in source and "mean_of" not in source
+    for f in (mean_only, mean_over_axis):
+        check_grad(f, (x,), 0)
+    check_grad(mean_only, (x.astype(np.float32),), 0)
