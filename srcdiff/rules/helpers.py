@@ -95,6 +95,23 @@ def unbroadcast(g, x):
         shape, gshape = np.shape(x), np.shape(g)
     if gshape == shape:
         return g
+    return _summed_to(g, gshape, shape)
+
+
+def unbroadcast_to(g, shape):
+    """``unbroadcast(g, x)`` given ``x.shape``: what compiled code keeps of an array
+    whose adjoints only unbroadcast to it (compiler/bare_shapes.py)."""
+    try:
+        gshape = g.shape
+    except AttributeError:  # a Python number
+        gshape = np.shape(g)
+    if gshape == shape:
+        return g
+    return _summed_to(g, gshape, shape)
+
+
+def _summed_to(g, gshape, shape):
+    """``g`` (of ``gshape``) summed down to ``shape``, which it was broadcast from."""
     if gshape[1:] == shape and not _walk.batch_axes:  # a bias: its own short path
         return _add_reduce(g, 0)  # (axis 0, by position: cheaper than the keyword)
     keep = _walk.batch_axes
