@@ -10,20 +10,18 @@ import numbers
 
 import numpy as np
 
-from .compiler.errors import entry_point
+from .compiler.errors import CompileError, entry_point, for_user
 from .compiler.parse import check_function
 from .compiler.cache import CACHE
 from .compiler.errors import InvariantError
 from . import nest
 from .nest import unwrapped as _raw
 from .view import AdjointSource
+from ._recording import STATE
 from .rules.containers import CONTAINERS, Items, dense, zeros_like
 from .function import (DERIVATIVES, Derivative, Units, by_position, frozen,
                        is_scalar as _is_scalar, on_tapes, one_array, on_tensors, recorded, split_aux,
                        with_defaults)
-
-
-_PLAIN = (np.ndarray, float, int)  # the values most calls pass: nothing to unwrap or ask
 
 
 def _positions(fn, wrt):
@@ -50,19 +48,26 @@ def _positions(fn, wrt):
 
 
 def _prepare(units, args):
-    args = [a if type(a) in _PLAIN else _raw(a) for a in with_defaults(units.fn, args)]
-    return units.get(args)
+    """``(unit, what to pass it)`` for a call with ``args``: defaults filled in, each
+    Tensor (or pytree of them) as its values (``Units.get(..., unwrap=True)``), in a
+    list of its own (``Unit.run`` changes it)."""
+    return units.get(list(with_defaults(units.fn, args)), unwrap=True)
 
 
 def _require_numbers(fn, args, positions):
     """Raise TypeError unless each argument at ``positions`` is a number, an array of
     numbers, or a pytree of them (``None`` leaves pass): the gradient of a string, an
     object or a bool is undefined, not zero (JAX refuses them too)."""
+    ndarray = np.ndarray
     for i in positions:
         arg = args[i]
         kind = type(arg)
-        if kind is float or kind is np.ndarray and arg.dtype.kind in "fc":
-            continue  # the common cases, from attributes
+        if kind is ndarray:  # the common cases, from attributes (the commonest dtype's
+            dtype = arg.dtype  # singleton first)
+            if dtype is _FLOAT64 or dtype.kind in "fc":
+                continue
+        elif kind is float:
+            continue
         nested = isinstance(arg, CONTAINERS)
         for leaf in nest.flatten(arg) if nested else (arg,):
             if _is_scalar(leaf) or leaf is None and nested or getattr(
@@ -123,11 +128,17 @@ def _gradients(grads, raw, pairs):
     out = []
     for k, i in pairs:
         g, arg = grads[k], raw[i]
-        if not (type(g) is ndarray and g.base is None and type(arg) is ndarray
-                and g.dtype is arg.dtype and g.shape == arg.shape and g.dtype.kind != "c"):
-            g = _conjugated(_like(g, arg))
-        out.append(g)
+        if type(g) is ndarray and type(arg) is ndarray:
+            dtype = g.dtype  # real: the singletons of the commonest two, compared at once
+            if ((dtype is _FLOAT64 or dtype is _FLOAT32) and dtype is arg.dtype
+                    and g.base is None and g.shape == arg.shape):
+                out.append(g)
+                continue
+        out.append(_conjugated(_like(g, arg)))
     return _distinct(out)
+
+
+_FLOAT64, _FLOAT32 = np.dtype(np.float64), np.dtype(np.float32)
 
 
 def _writable(g):
@@ -251,26 +262,31 @@ def value_and_grad(f, wrt=0, has_aux=False, verbose=False):
     asked = [order.index(i) for i in positions]
     pairs = list(zip(asked, positions))  # (place in the backward's answer, argument)
 
-    @entry_point
     @functools.wraps(f)
     def value_and_gradient(*args, **kwargs):
-        if kwargs:  # arguments by keyword: by parameter, as wrt names them
-            args = by_position(f, args, kwargs)
-        taped = recorded(args)
-        if taped is not None:  # an outer tape must see how the gradient depends on them
-            return on_tensors(derivative, taped)
-        unit, raw = _prepare(units, args)
-        y, *taken = unit.run(raw)
-        _require_numbers(f, raw, order)  # after the run, whose errors say more  # the tape, walked once: the backward pass frees it
-        if has_aux:
-            seed = _scalar_output(f, split_aux(f, y)[0])
-            grads = unit.spend(taken, _aux_cotangent(unit, y, seed))
-        else:
-            grads = unit.spend(taken, _scalar_output(f, y))
+        # an entry point (see entry_point), its try inline: a cached call's every
+        # frame counts
+        try:
+            if kwargs:  # arguments by keyword: by parameter, as wrt names them
+                args = by_position(f, args, kwargs)
+            if STATE.tapes:  # else nothing records (recorded's own first test)
+                taped = recorded(args)
+                if taped is not None:  # an outer tape must see how the gradient depends
+                    return on_tensors(derivative, taped)  # on them
+            unit, raw = _prepare(units, args)
+            y, *taken = unit.run(raw)  # the tape, walked once: the backward pass frees it
+            _require_numbers(f, raw, order)  # after the run, whose errors say more
+            if has_aux:
+                seed = _scalar_output(f, split_aux(f, y)[0])
+                grads = unit.spend(taken, _aux_cotangent(unit, y, seed))
+            else:
+                grads = unit.spend(taken, _scalar_output(f, y))
+        except CompileError as error:
+            raise for_user(error)  # srcdiff's frames are hidden: SRCDIFF_DEBUG=1 shows them
         if single:
             return y, _conjugated(_like(grads if len(order) == 1 else grads[asked[0]],
                                         raw[positions[0]]))
-        return y, _gradients(_as_tuple(grads, len(order)), raw, pairs)
+        return y, _gradients(grads if len(order) > 1 else (grads,), raw, pairs)
 
     if verbose:
         print(adjoint_source(f, wrt))

@@ -447,24 +447,30 @@ class Units:
         self.last_miss = None
         self.row_by_row = None  # why the last jacobian ran row by row (None: batched)
 
-    def get(self, args, active=None, lifted=(), batched=None):
-        """``(unit, args)``: the unit for ``args`` and what to pass it."""
+    def get(self, args, active=None, lifted=(), batched=None, unwrap=False):
+        """``(unit, args)``: the unit for ``args`` and what to pass it; ``unwrap``: a
+        Tensor among ``args`` (or in a pytree) as its value (``nest.unwrapped``)."""
         if self.generation != CACHE.generation:  # sd.clear_cache() forgets these too
             self.known.clear()
             self.generation = CACHE.generation
         batched = self.batched if batched is None else batched
         # the rank of each array (the dtype of a 0-d one, which a float64 number may be
         # passed as: see numbers), the type of anything else: one pass for all
-        signature = tuple([a.ndim or a.dtype if type(a) is np.ndarray else type(a)
+        ndarray = np.ndarray
+        signature = tuple([a.ndim or a.dtype if type(a) is ndarray else type(a)
                            for a in args])
-        key = (signature, active, lifted, batched)
         traits = self.traits.get(signature)
         if traits is None:
             types = [t if isinstance(t, type) else np.ndarray for t in signature]
             traits = self.traits[signature] = (
                 any(issubclass(t, CONTAINERS) for t in types),
-                not all(t in NOT_FUNCTIONS for t in types))
-        nested, maybe_functions = traits
+                not all(t in NOT_FUNCTIONS for t in types),
+                not all(t in _BARE for t in types))
+        nested, maybe_functions, wrapped = traits
+        if unwrap and wrapped:  # asked once per signature, not once per argument
+            return self.get([a if type(a) in _BARE else unwrapped(a) for a in args],
+                            active, lifted, batched)
+        key = (signature, active, lifted, batched)
         if nested:  # a pytree's depth decides too
             key += tuple(map(kind, args))
         functions = functions_of(args) if maybe_functions else ()
@@ -609,6 +615,7 @@ def clear_cache():
 
 
 _PLAIN = (np.ndarray, float, int, Tensor)  # what no tape reads; a Tensor is no Variable
+_BARE = (np.ndarray, float, int)  # what has nothing to unwrap (Units.get)
 _ARRAYS = (np.ndarray, np.float64, np.float32, float)  # the results compiled code makes
 
 

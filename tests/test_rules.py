@@ -807,3 +807,29 @@ def test_an_attribute_of_a_named_result_is_refused_when_compiled(tmp_path):
         ''')
     with pytest.raises(sd.CompileError, match="attribute"):
         sd.grad(module.f)(SPD3)
+
+
+@pytest.mark.parametrize("t", [np.tanh(np.linspace(-3, 3, 7)), np.tanh(np.linspace(-3, 3, 7,
+                                                                                 dtype=np.float32)),
+                               np.tanh(np.float64(0.3)), np.tanh(np.array(0.3)),
+                               np.tanh(np.array([0.5 + 1j]))],
+                         ids=["float64", "float32", "number", "0-d", "complex"])
+def test_one_minus_square_is_one_minus_the_square_bit_for_bit(t):
+    kept = np.copy(t)
+    got, expected = helpers.one_minus_square(t), 1 - t * t
+    assert type(got) is type(expected) and np.asarray(got).dtype == np.asarray(expected).dtype
+    np.testing.assert_array_equal(got, expected)
+    np.testing.assert_array_equal(t, kept)  # it writes into its own square only
+
+
+def test_tanh_second_derivative_through_one_minus_square_on_tapes():
+    x = sd.constant(np.array([-0.7, 0.2, 1.3]))
+    with sd.GradientTape() as outer:
+        outer.watch(x)
+        with sd.GradientTape() as inner:
+            inner.watch(x)
+            y = np.tanh(x)
+        dy = inner.gradient(y, x)
+    t = np.tanh(x.numpy())
+    np.testing.assert_allclose(dy.numpy(), 1 - t * t, rtol=1e-15)
+    np.testing.assert_allclose(outer.gradient(dy, x).numpy(), -2 * t * (1 - t * t), rtol=1e-12)

@@ -120,7 +120,11 @@ class Describer:
         if bound is None:
             extra = ", ".join(f"{k}=..." for k in kwargs)
             return unknown(node, f"{rules.registry.primitive_name(fn)}(..., {extra})")
-        return Op(Kind.PRIMITIVE, bound[0], rule=rule, kwargs=bound[1], fn=fn)
+        op = Op(Kind.PRIMITIVE, bound[0], rule=rule, kwargs=bound[1], fn=fn)
+        if isinstance(node, gast.Call) and len(node.args) == 1 and not node.keywords:
+            # f(x), as written: the forward pass calls its stand-in, if it has one
+            op.forward = rules.traits_of(fn).stand_in
+        return op
 
     def call(self, node):
         op = self._call(node)

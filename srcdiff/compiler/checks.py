@@ -232,15 +232,17 @@ def check_pair(forward, backward, namespace, primal=None):
 
 def _check_tape(forward, backward):
     """The backward pass unpacks, name for name, the tape the forward pass returns as
-    ``return (result, (x, shape_of(y), ...))``: a value, or what it keeps of it."""
+    ``return (result, (x, shape_of(y), z.shape, ...))``: a value, or what it keeps of
+    it."""
     ret = forward.body[-1]
     if not (isinstance(ret, gast.Return) and isinstance(ret.value, gast.Tuple)
             and len(ret.value.elts) == 2 and isinstance(ret.value.elts[1], gast.Tuple)):
         _fail(forward, ret, "the forward pass ends with 'return (result, (tape, ...))'")
-    kept = [e.args[0] if isinstance(e, gast.Call) and len(e.args) == 1 else e
+    kept = [e.args[0] if isinstance(e, gast.Call) and len(e.args) == 1 else
+            e.value if isinstance(e, gast.Attribute) and e.attr == "shape" else e
             for e in ret.value.elts[1].elts]
     if not all(isinstance(e, gast.Name) for e in kept):
-        _fail(forward, ret, "the tape holds names, or one call on a name each")
+        _fail(forward, ret, "the tape holds names, or one call or shape of a name each")
     tape = backward.args.args[0].id
     unpack = [s for s in backward.body if isinstance(s, gast.Assign)
               and isinstance(s.value, gast.Name) and s.value.id == tape]

@@ -2,7 +2,8 @@
 
 ``prepare`` parses and normalises; ``reverse`` runs the passes in order (facts,
 activity and refusals, aliasing, calls, a draft backward pass, the plan, the final
-backward pass, the forward pass), each handing a record to the next;
+backward pass and its peepholes (copies, spreads, bare shapes), the forward pass),
+each handing a record to the next;
 ``compile_unit`` wraps the pair in functions, releases values after their last
 read, generates and compiles the source, and records what the unit depends on.
 
@@ -23,6 +24,7 @@ from . import syntax as S
 from .aliasing import check_call_writes, check_effects, check_views, written_names
 from .analysis import Describer, activity, adjoint_inputs, check_modelled, varied_names
 from .backward import Backward
+from .bare_shapes import bare_shapes
 from .binding import CONSTANTS
 from .closures import convert_closures
 from .codegen import Refs, compile_source, to_source
@@ -44,6 +46,7 @@ from .parse import parse_function, unit_name
 from .plan import Namer, Plan, Replay, make_plan
 from .release import release_points, with_deletes
 from .runtime import FreeValues
+from .spread import fold_spreads
 from .unit import GONE, Unit
 from .kwargs import expand_kwargs, keywords_of
 from .varargs import expand_varargs
@@ -327,11 +330,14 @@ def reverse(parsed, body, wrt, names, refs, compile_call, scalar_params, param_d
                              "values the plan did not save")
     adjoints = set(namer.adjoints().values())
     propagate_copies(code, adjoints - {namer.adjoint(p) for p in wrt})
+    if not batched:  # the batched pass runs on the same tape and reads what this one did
+        fold_spreads(code, result, facts, refs)
     # the tape: what the backward pass reads before it assigns it (a loop's counter,
     # say, is its own)
     live = (live_names(code) & facts.primal) - adjoints
     measured = shape_only(code, live)
-    forward_code = forward.body(plan, ret, live, measured)
+    bare = frozenset() if batched else bare_shapes(code, measured, facts, refs)
+    forward_code = forward.body(plan, ret, live, measured, bare)
     pair = Pair(forward_code, code, result, outputs, active, namer, forward.tape_names,
                 forward.consumed(), calls, backward.unconnected, facts, plan, depths,
                 written, measured)

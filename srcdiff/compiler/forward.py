@@ -33,13 +33,15 @@ class Forward:
         self.written = written  # arrays the body may write into, and what shares them
         self.plan = None
         self.measured = frozenset()  # values the backward pass only measures
+        self.bare = frozenset()  # of those, the arrays kept as their bare shapes
         self.guards = {}  # id(statement) -> names it reads that may still be UNBOUND
         self.tape_names = []
 
-    def body(self, plan, ret, live, measured):
+    def body(self, plan, ret, live, measured, bare=frozenset()):
         """The forward pass for ``plan``, returning ``ret``'s value and a tape of the
-        ``live`` values (those in ``measured`` by their shapes)."""
-        self.plan, self.measured = plan, measured
+        ``live`` values (those in ``measured`` by their shapes, of which those in
+        ``bare`` by ``x.shape``: see bare_shapes.py)."""
+        self.plan, self.measured, self.bare = plan, measured, bare
         extra = [v for _, v in plan.saves.values()]
         extra += list(self.replay.counters.values()) + list(self.replay.counter_stacks.values())
         extra += list(self.replay.tapes().values())
@@ -72,7 +74,7 @@ class Forward:
         """``code`` letting go of each temporary after its last read (release.py): a
         value the tape only measures becomes its shape there.  Also the names so
         shaped, which the tape then holds as they are."""
-        shapes = {n for n in self.tape_names if isinstance(self.kept(n), gast.Call)}
+        shapes = {n for n in self.tape_names if not isinstance(self.kept(n), gast.Name)}
         whole = set(self.tape_names) - shapes
         params = self.facts.params  # the caller holds them: deleting frees nothing
         points = release_points(code, params, S.loaded_names(result) | whole,
@@ -94,11 +96,12 @@ class Forward:
         return stacks + written
 
     def kept(self, name):
-        """What the forward pass keeps of ``name``: the value, or only its shape.
-
-        An argument the function never rebinds is kept whole: the caller holds it
-        anyway, and measuring it would cost time and save no memory."""
-        if name in self.measured and name not in self.facts.scalars and name not in self.facts.held:
+        """What the forward pass keeps of ``name``: the value, or only its shape
+        (``shape_of(x)``, or ``x.shape`` where that is all the backward pass reads):
+        see :func:`kept_as_shape`."""
+        if kept_as_shape(name, self.measured, self.facts):
+            if name in self.bare:
+                return gast.Attribute(value=S.name(name), attr="shape", ctx=gast.Load())
             return gast.Call(func=self.refs.bind(shape_of, "shape_of"), args=[S.name(name)],
                              keywords=[])
         return S.name(name)
@@ -197,6 +200,13 @@ def _save(kind, var, value):
                                                              ctx=gast.Load()),
                                          args=[value], keywords=[]))
     return S.assign(var, value)
+
+
+def kept_as_shape(name, measured, facts):
+    """Whether the forward pass keeps only the shape of ``name``: the backward pass only
+    measures it (``measured``), and it is no number and no argument never rebound
+    (kept whole: the caller holds it anyway, and measuring it costs time for no memory)."""
+    return name in measured and name not in facts.scalars and name not in facts.held
 
 
 def shape_only(code, names):

@@ -64,21 +64,24 @@ class Unit:
         array.  Compiled code never writes into the caller's arrays (which may be a
         Tensor's, a Variable's or a value saved on a tape), and a write the compiler
         did not model (``out=x``, ``np.copyto(x, v)``) is an error, not a gradient
-        that ignores it.  A read-only array is passed as it is: a view of it would
-        add no protection (assigning an attribute is refused, and a call whose result
-        is discarded, ``x.setflags(...)``, counts as a write: that argument is copied)."""
+        that ignores it.  A read-only array gets its view too: asking its flags would
+        cost every writable one (assigning an attribute is refused, and a call whose
+        result is discarded, ``x.setflags(...)``, counts as a write: that argument is
+        copied)."""
         mutated = self.mutated
+        ndarray = np.ndarray
         for i, arg in enumerate(args):
-            if type(arg) is np.ndarray and arg.flags.writeable and not (mutated and i in mutated):
-                args[i] = view = arg.view()  # a read-only one as it is
-                view.setflags(False)  # write=False, by position: half the cost of a keyword
-            elif mutated and i in mutated:
+            if mutated and i in mutated:
                 args[i] = _own_copy(arg)
+            elif type(arg) is ndarray:  # a read-only one too: no flags to ask, faster
+                args[i] = view = arg.view()
+                view.setflags(False)  # write=False, by position: half the cost of a keyword
         state = _recording.STATE
         # Tapes recording now are told that compiled code runs (see _recording); with
         # none, and no outer run's to restore, there is nothing to tell (the setter's
-        # two calls would cost more than a small function's forward pass).
-        told = state.tapes or state.compiled is not None
+        # two calls would cost more than a small function's forward pass; the
+        # property's own value read as it is, without the property's call).
+        told = state.tapes or state._compiled is not None
         if told:
             outer, state.compiled = state.compiled, (self.name, tuple(state.tapes))
         try:

@@ -5,8 +5,8 @@ import math
 
 import numpy as np
 
-from .helpers import (interp_adjoint, log_of_base, replaced_adjoint, sinc_slope, unbroadcast,
-                      where_zero)
+from .helpers import (interp_adjoint, log_of_base, one_minus_square, replaced_adjoint,
+                      sinc_slope, unbroadcast, where_zero)
 from .registry import declare, defvjp, nondifferentiable
 
 # Arithmetic: each input's adjoint is summed back over broadcast axes.
@@ -82,9 +82,7 @@ defvjp(np.arccos, lambda g, ans, x: -g / np.sqrt(1 - x ** 2))
 defvjp(np.arctan, lambda g, ans, x: g / (1 + x ** 2))
 defvjp(np.sinh, lambda g, ans, x: g * np.cosh(x))
 defvjp(np.cosh, lambda g, ans, x: g * np.sinh(x))
-# -(t - 1), not 1 - t: NumPy reuses a temporary for the result on a subtraction's
-# left only, and tanh's saved result is alive here (one array less at the peak)
-defvjp(np.tanh, lambda g, ans, x: g * -(ans ** 2 - 1))
+defvjp(np.tanh, lambda g, ans, x: g * one_minus_square(ans))
 defvjp(np.arcsinh, lambda g, ans, x: g / np.sqrt(x ** 2 + 1))
 defvjp(np.arccosh, lambda g, ans, x: g / np.sinh(ans))  # TensorFlow's: nan outside [1, inf)
 defvjp(np.arctanh, lambda g, ans, x: g / (1 - x ** 2))

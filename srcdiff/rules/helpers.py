@@ -80,6 +80,9 @@ def zeros_rows(rows, x):
     return np.zeros(rows + np.shape(x), dtype)
 
 
+_add_reduce = np.add.reduce
+
+
 @measures(1)
 def unbroadcast(g, x):
     """Sum ``g`` down to the shape of ``x``, undoing NumPy broadcasting."""
@@ -92,10 +95,27 @@ def unbroadcast(g, x):
         shape, gshape = np.shape(x), np.shape(g)
     if gshape == shape:
         return g
+    return _summed_to(g, gshape, shape)
+
+
+def unbroadcast_to(g, shape):
+    """``unbroadcast(g, x)`` given ``x.shape``: what compiled code keeps of an array
+    whose adjoints only unbroadcast to it (compiler/bare_shapes.py)."""
+    try:
+        gshape = g.shape
+    except AttributeError:  # a Python number
+        gshape = np.shape(g)
+    if gshape == shape:
+        return g
+    return _summed_to(g, gshape, shape)
+
+
+def _summed_to(g, gshape, shape):
+    """``g`` (of ``gshape``) summed down to ``shape``, which it was broadcast from."""
+    if gshape[1:] == shape and not _walk.batch_axes:  # a bias: its own short path
+        return _add_reduce(g, 0)  # (axis 0, by position: cheaper than the keyword)
     keep = _walk.batch_axes
     lead = len(gshape) - len(shape)
-    if lead == 1 and not keep and gshape[1:] == shape:  # a bias: its own short path
-        return np.add.reduce(g, axis=0)
     stretched = tuple(lead + i for i, n in enumerate(shape) if n == 1 and gshape[lead + i] != 1)
     summed = tuple(range(keep, lead)) + stretched
     if not summed:  # a batch of adjoints of x's shape: nothing to undo
@@ -133,9 +153,18 @@ def _spread(g, shape):
     array of ``shape``: what np.broadcast_to returns, made directly (its setup costs
     more than the arithmetic at small sizes) over a NumPy number's buffer, which is
     read-only."""
-    if not isinstance(g, np.generic):
-        g = np.asarray(g)[()]  # its value as a NumPy number of its dtype
+    g = spread_number(g)
     return np.ndarray(shape, g.dtype, g, 0, (0,) * len(shape))
+
+
+def spread_number(g):
+    """The NumPy number a spread of ``g`` (a number or a 0-d array) holds: ``g``'s
+    value and dtype (a Python float's is float64), which, unlike a Python number's,
+    takes part in type promotion.  Generated code multiplies by it in place of the
+    spread where that gives the same array (compiler/spread.py)."""
+    if type(g) is np.float64 or type(g) is np.float32:  # the commonest: as they are
+        return g
+    return g if isinstance(g, np.generic) else np.asarray(g)[()]
 
 
 def last_writes(g, index):
@@ -387,6 +416,18 @@ def _past_rows(index, keep):
     before them."""
     index = index if isinstance(index, tuple) else (index,)
     return index + (slice(None),) * keep if any(i is Ellipsis for i in index) else index
+
+
+def one_minus_square(t):
+    """``1 - t * t`` (tanh's slope at its value ``t``), computed in the square's own
+    array: the same values as ``1 - t * t`` with one array less alive at the peak
+    (NumPy reuses a temporary for a subtraction's left operand only) and one
+    operation less than ``-(t * t - 1)``.  A Tensor's (a tape recording the rule) is
+    computed as written, so that the tape records it."""
+    t = t * t
+    if type(t) is np.ndarray:
+        return np.subtract(1, t, t)  # out by position: cheaper than the keyword
+    return 1 - t
 
 
 def where_zero(cond, x):

@@ -7,7 +7,7 @@ import numpy as np
 from .helpers import (average_adjoint, average_weights_adjoint, cumprod_adjoint, diff_adjoint,
                       extremum_adjoint, norm_adjoint, prod_adjoint, ptp_adjoint, reduced_count,
                       trace_adjoint, unreduce)
-from .registry import defvjp, primitive
+from .registry import declare, defvjp, primitive
 
 
 defvjp(np.sum,
@@ -17,6 +17,20 @@ defvjp(np.sum,
 defvjp(np.mean,
        lambda g, ans, x, axis=None, dtype=None, out=None, keepdims=False, **kw:
        unreduce(g / reduced_count(x, ans), x, axis, keepdims), batches=True, reduces=True)
+_add_reduce = np.add.reduce
+_FLOAT64 = np.dtype(np.float64)
+
+
+def mean_of(x):
+    """``np.mean(x)``, the stand-in compiled code calls for it: for a non-empty float64
+    array, the sum divided by the count as np.mean computes them (np.add.reduce over
+    every axis, then a float64 division), without np.mean's dispatch layers."""
+    if type(x) is np.ndarray and x.dtype is _FLOAT64 and x.size:
+        return _add_reduce(x, None) / x.size
+    return np.mean(x)
+
+
+declare(np.mean, stand_in=mean_of)
 defvjp(np.prod,
        lambda g, ans, x, axis=None, dtype=None, out=None, keepdims=False, **kw:
        prod_adjoint(g, ans, x, axis, keepdims), batches=True, reduces=True)
