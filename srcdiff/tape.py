@@ -408,9 +408,7 @@ class GradientTape:
         tape = self._tape
         self._end_use()
         source_ids = tape.tracked.intersection(map(id, sources))
-        value = target._value
-        g = np.empty(value.shape, value.dtype)  # _seed's ones
-        g.fill(1)
+        g = _seed(target, None, False)
         grads = {id(target): g}  # the target's own, should it be a source too
         taking, STATE.taking = STATE.taking, True
         try:
