@@ -51,7 +51,7 @@ def _prepare(units, args):
     """``(unit, what to pass it)`` for a call with ``args``: defaults filled in, each
     Tensor (or pytree of them) as its values (``Units.get(..., unwrap=True)``), in a
     list of its own (``Unit.run`` changes it)."""
-    return units.get(list(with_defaults(units.fn, args)), unwrap=True)
+    return units.get(with_defaults(units.fn, args), unwrap=True)
 
 
 def _require_numbers(fn, args, positions):

@@ -448,8 +448,10 @@ class Units:
         self.row_by_row = None  # why the last jacobian ran row by row (None: batched)
 
     def get(self, args, active=None, lifted=(), batched=None, unwrap=False):
-        """``(unit, args)``: the unit for ``args`` and what to pass it; ``unwrap``: a
-        Tensor among ``args`` (or in a pytree) as its value (``nest.unwrapped``)."""
+        """``(unit, args)``: the unit for ``args`` and what to pass it, a list of its
+        own (``Unit.run`` changes it: ``args`` stays as given, for a later run);
+        ``unwrap``: a Tensor among ``args`` (or in a pytree) as its value
+        (``nest.unwrapped``)."""
         if self.generation != CACHE.generation:  # sd.clear_cache() forgets these too
             self.known.clear()
             self.generation = CACHE.generation
@@ -482,8 +484,8 @@ class Units:
         else:
             self.hits += 1
         unit, numbers = found
+        args = list(args)
         if numbers:
-            args = list(args)
             for i in numbers:
                 args[i] = float(args[i])
         return unit, args

@@ -9,6 +9,7 @@ import numpy as np
 import pytest
 
 import srcdiff as sd
+from util import numerical_jacobian
 
 Pair = collections.namedtuple("Pair", "a b")
 
@@ -248,6 +249,46 @@ def test_under_a_tape_a_write_leaves_the_callers_array_and_the_gradient():
         y = f(x, w)
     x[1] = 100.0  # after the call: the gradient reads the array as the call did
     np.testing.assert_allclose(tape.gradient(y, w).numpy(), [10.0, 2.0, 3.0])
+
+
+def _doubles_its_argument(W, x):
+    x[0] = 2 * x[0]  # into a copy; run on that copy again, it would double twice
+    return np.tanh(W @ x)
+
+
+def _ways_to_run_the_forward_pass_again():
+    """Every later use of a bridge call that runs the compiled forward pass again, on
+    the arguments the call kept: each (name, lambda f, W, x: (y, d/dW, d/dx))."""
+    def vectorised_jacobian(f, W, x):
+        with sd.GradientTape(persistent=True) as tape:
+            tape.watch([W, x])
+            y = f(W, x)
+        return y, tape.jacobian(y, W), tape.jacobian(y, x)
+
+    def watched_after_the_call(f, W, x):  # the call ran with x inactive
+        with sd.GradientTape(persistent=True) as tape:
+            tape.watch(W)
+            y = f(W, x)
+            tape.watch(x)
+        return y, tape.jacobian(y, W), tape.jacobian(y, x)
+
+    return [vectorised_jacobian, watched_after_the_call]
+
+
+@pytest.mark.parametrize("way", _ways_to_run_the_forward_pass_again(),
+                         ids=lambda way: way.__name__)
+def test_a_write_into_an_argument_is_not_run_twice(way):
+    """The values a bridge call keeps for another forward pass are the arguments as
+    given, never the copy the first pass wrote into."""
+    W0, x0 = np.arange(6.0).reshape(2, 3) / 10, np.array([1.0, 2.0, 3.0])
+    W, x = sd.constant(W0), sd.constant(x0)
+    y, dW, dx = way(sd.function(_doubles_its_argument), W, x)
+    np.testing.assert_allclose(y.numpy(), _doubles_its_argument(W0, x0.copy()))
+    np.testing.assert_allclose(dW.numpy(), numerical_jacobian(
+        lambda v: _doubles_its_argument(v, x0.copy()), W0), rtol=1e-6, atol=1e-9)
+    np.testing.assert_allclose(dx.numpy(), numerical_jacobian(
+        lambda v: _doubles_its_argument(W0, v.copy()), x0), rtol=1e-6, atol=1e-9)
+    np.testing.assert_array_equal(x.numpy(), x0)
 
 
 # --- what a call under a tape leaves behind ---
