@@ -29,10 +29,12 @@ class _State(threading.local):
     def compiled(self, value):
         # Each of those tapes is told too: a tape asks its own attribute as it records
         # each operation, a read far cheaper than one of this thread-local's.
-        for state in (self._compiled, value):
-            if state is not None:
-                for tape in state[1]:
-                    tape._compiled = state is value
+        if self._compiled is not None:
+            for tape in self._compiled[1]:
+                tape._compiled = False
+        if value is not None:
+            for tape in value[1]:
+                tape._compiled = True
         self._compiled = value
 
 

@@ -112,8 +112,9 @@ class Function:
         captures = self._captures(args) if self._reads != () else ()
         inputs = list(args) + [v for _, v in captures] if captures else list(args)
         tapes = STATE.tapes
+        tensors = None  # the Tensor inputs, when the others are ndarrays or numbers
         if tapes:
-            active, plain = _activity(inputs, tapes)
+            active, plain, tensors = _activity(inputs, tapes)
         else:
             active = (False,) * len(inputs)
             plain = [v._value if type(v) is Tensor else unwrapped(v) for v in inputs]
@@ -126,7 +127,7 @@ class Function:
                 nest.flatten(y) if isinstance(y, CONTAINERS) else (y,))):
             _refuse_tensors(self.__qualname__)
         entry = _CompiledCall(self, unit, y, saved, active, plain, inputs, len(args), captures,
-                              len(tapes) == 1)
+                              len(tapes) == 1, tensors)
         # Tensors, as a rule: Variables were read, pytrees taken apart
         args, raw = entry.tape_inputs, entry.tape_values
         if not isinstance(y, CONTAINERS):
@@ -139,8 +140,8 @@ class Function:
         """The Tensors and Variables (and pytrees holding some) the function reads
         besides its arguments, directly or in the functions it calls by name:
         (expression, value), each an input of the compiled code (see ``_free_reads``)."""
-        if self._reads is None:
-            self._reads = _free_reads(self.python_function)
+        if self._reads is None:  # () when it reads none: no further call asks again
+            self._reads = tuple(_free_reads(self.python_function))
         if not self._reads:
             return ()
         found = []
@@ -174,13 +175,13 @@ class _CompiledCall(Rule):
     for input ``i`` itself."""
 
     __slots__ = ("function", "unit", "value", "saved", "active", "raw", "inputs", "count",
-                 "captures", "owners", "tape_inputs", "tape_values", "direct", "part", "_last",
-                 "alone")
+                 "captures", "_owners", "tape_inputs", "tape_values", "direct", "part",
+                 "_last", "alone")
     srcdiff_traits = Traits(batches=True)  # a batch of adjoints: see _batch
     vjps = ()
 
     def __init__(self, function, unit, value, saved, active, raw, inputs, count, captures,
-                 alone=False):
+                 alone=False, tensors=None):
         self.function = function
         self.alone = alone            # made while one tape recorded: no other holds it
         self.unit = unit
@@ -191,7 +192,23 @@ class _CompiledCall(Rule):
         self.inputs = inputs          # the arguments, then the captured values (Variables read)
         self.count = count            # how many of them are arguments
         self.captures = captures
-        owners = self.owners = []
+        self.part = None
+        self._last = (None, None)
+        self._parameters = None  # Rule's
+        self._owners = None
+        if tensors is not None:  # the others ndarrays and numbers (the common case)
+            tape_inputs = self.tape_inputs = tensors
+            if len(tape_inputs) == len(inputs):
+                self.tape_values = tuple(raw)
+                self.direct = True
+                return
+            self.tape_values = tuple([v._value for v in tape_inputs])
+            # each tape input the input of its position: the Tensors come first
+            self.direct = not any(type(v) is not Tensor for v in inputs[:len(tape_inputs)])
+            if not self.direct:
+                self._owners = [(i, None) for i, v in enumerate(inputs) if type(v) is Tensor]
+            return
+        owners = []
         tape_inputs = self.tape_inputs = []  # each Tensor input, or each of a pytree's
         values = []  # the array of each
         # whether tape input k is input k, for every k: adjoints by input are by tape input
@@ -220,9 +237,16 @@ class _CompiledCall(Rule):
                         values.append(_raw(leaf))
         self.tape_values = tuple(values)
         self.direct = direct
-        self.part = None
-        self._last = (None, None)
-        self._parameters = None  # Rule's
+        if not direct:
+            self._owners = owners
+
+    @property
+    def owners(self):
+        """``(i, j)`` for each tape input (see the class doc): ``(k, None)`` for tape
+        input k when each is the input of its position (``direct``)."""
+        if self._owners is None:
+            self._owners = [(k, None) for k in range(len(self.tape_inputs))]
+        return self._owners
 
     def parts(self):
         """For a call whose result is a pytree (several results, a list, a dict): an
@@ -622,21 +646,28 @@ _ARRAYS = (np.ndarray, np.float64, np.float32, float)  # the results compiled co
 
 
 def _activity(inputs, tapes):
-    """``(active, plain)``: whether a tape watches each of ``inputs`` (see ``_watched``),
-    and what compiled code is given for each (the array behind a Tensor).  Reading a
+    """``(active, plain, tensors)``: whether a tape watches each of ``inputs`` (see
+    ``_watched``), what compiled code is given for each (the array behind a Tensor),
+    and the Tensors among them when the others are ndarrays or numbers (else None).
+    Reading a
     Variable under a tape watches it (if trainable) and records the read, so each
     Variable in them (a pytree's leaves too) is read first, in ``inputs`` itself.
     Where an input is watched, the backward step runs later, so the arrays must stay
     as read: each other array (a pytree's too) is given as a read-only copy, and the
     tape keeps the copy (in ``inputs``) too; a Tensor's array never changes."""
-    tracked = [t._tape.tracked for t in tapes]
+    tracked = (tapes[0]._tape.tracked,) if len(tapes) == 1 else [t._tape.tracked
+                                                                  for t in tapes]
     active = []
     plain = []
     others = False  # an input other than a Tensor
+    tensors = []    # the Tensors among them, while the others are ndarrays or numbers
     for k, v in enumerate(inputs):
-        if type(v) is Tensor:  # the common case, without the generic walk of _watched
+        kind = type(v)
+        if kind is Tensor:  # the common case, without the generic walk of _watched
             value = v._value
             plain.append(value)
+            if others and tensors is not None:
+                tensors.append(v)
             key = id(v)
             for ids in tracked:
                 if key in ids:
@@ -645,20 +676,24 @@ def _activity(inputs, tapes):
             else:
                 active.append(False)
             continue
-        others = True
-        if type(v) not in _PLAIN:
+        if not others:
+            others = True
+            tensors = inputs[:k]
+        if kind not in _PLAIN:
+            tensors = None
             inputs[k] = v = _read(v)
             active.append(_watched(v, tapes))
-        else:
+            plain.append(unwrapped(v))
+        else:  # an ndarray or a number: no tape watches it
             active.append(False)
-        plain.append(unwrapped(v))
+            plain.append(v)
     if others and True in active:
         for k, v in enumerate(inputs):
             if type(v) is not Tensor:
                 plain[k] = frozen(plain[k])
                 if type(v) is np.ndarray:
                     inputs[k] = plain[k]
-    return tuple(active), plain
+    return tuple(active), plain, (tensors if others else inputs)
 
 
 def _watched(value, tapes):

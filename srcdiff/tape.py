@@ -100,15 +100,6 @@ class GradientTape:
     # --- the recording context ---
     def __enter__(self):
         """Enters a context inside which operations are recorded on this tape."""
-        self._push_tape()
-        return self
-
-    def __exit__(self, typ, value, traceback):
-        """Exits the recording context, no further operations are traced."""
-        if self._recording:
-            self._pop_tape()
-
-    def _push_tape(self):
         if self._recording:
             raise ValueError("Tape is still recording, This can happen if you try to "
                              "re-enter an already-active tape.")
@@ -119,12 +110,21 @@ class GradientTape:
         self._stack = STATE.tapes
         self._stack.append(self)
         self._recording = True
+        return self
+
+    def __exit__(self, typ, value, traceback):
+        """Exits the recording context, no further operations are traced."""
+        if self._recording:
+            self._stack.remove(self)
+            self._recording = False
+
+    def _push_tape(self):
+        self.__enter__()
 
     def _pop_tape(self):
         if not self._recording:
             raise ValueError("Tape is not recording.")
-        self._stack.remove(self)
-        self._recording = False
+        self.__exit__(None, None, None)
 
     @contextlib.contextmanager
     def stop_recording(self):
@@ -149,7 +149,9 @@ class GradientTape:
         if self._tape is None:
             self._tape = _Records()
         tape = self._tape
-        for t in [tensor] if type(tensor) is Tensor else nest.flatten(tensor):
+        given = type(tensor)  # a Tensor, a list or tuple of them: no walk to flatten them
+        for t in ((tensor,) if given is Tensor else tensor if given is list or given is tuple
+                  else nest.flatten(tensor)):
             if type(t) is Tensor:  # the common case first
                 kind = t._value.dtype.kind
                 if kind == "f":
@@ -165,6 +167,8 @@ class GradientTape:
                     tape.watched.append(t)
                     if kind == "c":
                         tape.complex = True
+            elif isinstance(t, (list, tuple, dict)):  # nested in a list or tuple
+                self.watch(t)
             else:
                 raise ValueError(f"Passed in object {t!r} of type {type(t).__name__!r}, "
                                  "not tf.Tensor or tf.Variable or ExtensionType.")
@@ -222,7 +226,8 @@ class GradientTape:
 
         The result has the structure of ``sources``; a source the target does
         not depend on gets None (or zeros with ``UnconnectedGradients.ZERO``)."""
-        self._begin_use("gradient")
+        if self._recording or self._tape is None:  # else a use has nothing to check
+            self._begin_use("gradient")
         unconnected = (unconnected_gradients if type(unconnected_gradients)
                        is UnconnectedGradients else _unconnected(unconnected_gradients))
         if type(target) is Tensor:  # the common case, without the generic walk
@@ -672,7 +677,7 @@ def _accumulate(grads, key, g):
 def _seed(target, g, traced, batched=False):
     """The starting adjoint of one target: ones, or the given output gradient
     (a stack of them in a batched walk)."""
-    value = target._array()
+    value = target._value if type(target) is Tensor else target._array()
     if g is None:  # ones of the target's dtype: nothing to check or convert
         g = np.empty(value.shape, value.dtype)  # np.ones, without its Python layers
         g.fill(1)

@@ -146,6 +146,51 @@ def test_arrays_and_pytrees_beside_tensors(engine):
     np.testing.assert_allclose(dparams["shift"].numpy(), 2 * 0.7)
 
 
+def _three(a, b, c):
+    return np.sum(np.sin(a) * b + c * a)
+
+
+@pytest.mark.parametrize("kinds", ["TTT", "TTA", "TAF", "ATT", "FTA", "TAT", "AAT"])
+@pytest.mark.parametrize("watch_all", [True, False])
+def test_tensors_arrays_and_numbers_in_any_order(kinds, watch_all):
+    """A call's tape inputs are its Tensors, wherever they stand among ndarrays and
+    numbers: each Tensor watched gets its gradient, whether or not the Tensors come
+    first (the tape inputs then are or are not the arguments of their positions)."""
+    values = [np.array([0.3, -1.2]), np.array([2.0, 0.5]), np.array([1.5, -0.4])]
+    args = [sd.constant(v) if k == "T" else v if k == "A" else float(v[0])
+            for k, v in zip(kinds, values)]
+    plain = [v if k != "F" else float(v[0]) for k, v in zip(kinds, values)]
+    tensors = [a for a in args if isinstance(a, sd.Tensor)]
+    watched = tensors if watch_all else tensors[:1]
+    for fn in (sd.function(_three), _three):
+        with sd.GradientTape() as tape:
+            tape.watch(watched)
+            y = fn(*args)
+        grads = tape.gradient(y, tensors)
+        for k, (t, g) in enumerate(zip(tensors, grads)):
+            i = [j for j, a in enumerate(args) if a is t][0]
+            if not any(t is w for w in watched):
+                assert g is None
+                continue
+
+            def at(v, i=i):
+                return _three(*[v if j == i else p for j, p in enumerate(plain)])
+            np.testing.assert_allclose(g.numpy(), numerical_jacobian(at, plain[i]),
+                                       rtol=1e-6, atol=1e-9)
+
+
+def test_watch_takes_nested_lists_tuples_and_dicts():
+    x, y, z, w = (sd.constant(v) for v in ([1.0, 2.0], 3.0, [0.5], 2.0))
+    with sd.GradientTape() as tape:
+        tape.watch([x, [y, (z,)], {"k": w}])
+        loss = sd.reduce_sum(x * y) + sd.reduce_sum(z) * w
+    dx, dy, dz, dw = tape.gradient(loss, [x, y, z, w])
+    np.testing.assert_allclose(dx.numpy(), [3.0, 3.0])
+    np.testing.assert_allclose(dy.numpy(), 3.0)
+    np.testing.assert_allclose(dz.numpy(), [2.0])
+    np.testing.assert_allclose(dw.numpy(), 0.5)
+
+
 # --- with_defaults: a call that leaves parameters to their defaults ---
 def _defaults(x, a=2.0, *, b=3.0):
     return np.sum(x * a * b)

@@ -81,9 +81,10 @@ class Unit:
         # none, and no outer run's to restore, there is nothing to tell (the setter's
         # two calls would cost more than a small function's forward pass; the
         # property's own value read as it is, without the property's call).
-        told = state.tapes or state._compiled is not None
+        tapes, outer = state.tapes, state._compiled
+        told = tapes or outer is not None
         if told:
-            outer, state.compiled = state.compiled, (self.name, tuple(state.tapes))
+            state.compiled = (self.name, tuple(tapes))
         try:
             return self.forward(*args)
         except ValueError as exc:
