@@ -1,0 +1,648 @@
+"""In place: the lean unit's elementwise results computed into arrays nobody reads again.
+
+NumPy makes a new array for each result: ``t = np.tanh(s)`` holds s and t at once
+although s dies there.  For a call with a large array (cache.LEAN_BYTES; unit.py,
+"lean") the compiler rewrites the forward and backward passes as an expert writes
+them, one operation per statement::
+
+    np.tanh(s, out=s)                        # s's kind is proven (below)
+    dy *= y                                  # so are dy's and y's
+    h_2 = np.add(h_1, b1, out=spare(h_1, b1))   # not proven: checked when it runs
+
+``runtime.spare(out, *others)`` is ``out`` where the result is exactly an array of
+out's shape and dtype, else None (NumPy then makes a new one).  A factor of an
+adjoint computed from a dead saved value is computed in its array
+(``np.cos(e, out=e)``, tanh's ``1 - y * y`` as ``np.multiply(y, y, out=y)`` and
+``np.subtract(1, y, out=y)``); and where such a value is read by the next adjoint's
+product too (sin's ``cos(e)`` before exp's ``e``), that product's plain factor is
+applied first: ``de *= e; np.cos(e, out=e); de *= e``.  That reorders a product of
+elementwise factors: the gradient is the same within float rounding (a few ulps),
+not bit for bit; every other rewrite computes exactly the same values.
+
+What this module proves, on the straight-line top-level statements of a body
+(anything in a branch or loop is left as it is, and every name it mentions counts
+as shared):
+
+1. *owned*: an array made by the code itself (arithmetic, a ufunc, ``.copy()``, or
+   a tape slot ``owned`` hands over), never an argument, the cotangent, an element
+   of a container or a view, and read since only where no reference to it can be
+   kept (elementwise arithmetic, a reduction, ``shape_of``, ``unbroadcast`` and a
+   plain ``a = b``, which make the names one array);
+2. *dead*: no name of it is read after the statement (but by ``shape_of``: a write
+   keeps shape and dtype), and the statement reads it once;
+3. *of the result's shape and dtype*: proven from its *kind*, (dtype, shape class):
+   a large array argument's dtype (the lean key), kept by same-dtype ufuncs and by
+   arithmetic with a Python number or an array of the same kind; else checked by
+   ``spare`` when it runs.
+
+Invariant: a write goes only into an array that no other name, container, view or
+caller can observe and that nothing reads afterwards, and gives exactly the array
+the plain unit makes (but for the reordered products above).  A tape slot is
+written into only by ``backward_spent``, which only ``Unit.spend`` (the tape's last
+walk) runs.
+"""
+import copy
+
+import gast
+import numpy as np
+
+from . import syntax as S
+from ..rules.helpers import one_minus_square, unbroadcast, unbroadcast_to, unreduce
+from .runtime import into, shape_of, spare
+
+# ufuncs whose result has their inexact operand's dtype and shape
+UNARY = frozenset([
+    np.negative, np.positive, np.square, np.sqrt, np.exp, np.exp2, np.expm1, np.log,
+    np.log2, np.log10, np.log1p, np.sin, np.cos, np.tan, np.arcsin, np.arccos, np.arctan,
+    np.sinh, np.cosh, np.tanh, np.arcsinh, np.arccosh, np.arctanh])
+BINARY = frozenset([np.add, np.subtract, np.multiply, np.true_divide])
+_OPERATORS = {gast.Add: np.add, gast.Sub: np.subtract, gast.Mult: np.multiply,
+              gast.Div: np.true_divide}
+_AUGMENTED = {np.add: gast.Add, np.subtract: gast.Sub, np.multiply: gast.Mult,
+              np.true_divide: gast.Div}
+_COMMUTATIVE = frozenset([np.add, np.multiply])  # exactly, in IEEE arithmetic
+_REDUCTIONS = frozenset([np.sum, np.mean])  # they read an array and keep no reference
+_SAME = frozenset([unbroadcast, unbroadcast_to])  # the array itself, or a new one
+_READERS = _SAME | _REDUCTIONS | {unreduce, one_minus_square, shape_of}  # no effects
+_COMPOUND = (gast.If, gast.For, gast.While, gast.With, gast.Try)
+NUMBER = "number"  # the shape class of a NumPy number: (dtype, NUMBER) is its kind
+
+
+class _Arrays:
+    """Which names hold which array the pass owns: name -> array id, and the names
+    of each owned array (an id missing from ``owned`` is one that may be shared)."""
+
+    def __init__(self):
+        self.of = {}
+        self.owned = {}
+        self._next = 0
+
+    def fresh(self, name):
+        self.forget(name)
+        self._next += 1
+        self.of[name] = self._next
+        self.owned[self._next] = {name}
+
+    def alias(self, name, other):
+        if name == other:
+            return
+        self.forget(name)
+        a = self.of.get(other)
+        if a is not None and a in self.owned:
+            self.of[name] = a
+            self.owned[a].add(name)
+
+    def forget(self, name):
+        a = self.of.pop(name, None)
+        if a in self.owned:
+            self.owned[a].discard(name)
+
+    def share(self, name):
+        """``name``'s array is read where a reference to it may be kept."""
+        self.owned.pop(self.of.get(name), None)
+
+    def names(self, name):
+        a = self.of.get(name)
+        return self.owned.get(a) if a is not None else None
+
+
+class InPlace:
+    """The pass over one function body; ``refs`` (codegen.Refs) resolves the calls it
+    reads and binds the names it adds (``np``, ``spare``)."""
+
+    def __init__(self, refs):
+        self.refs = refs
+        self._plain_of = {}  # id(statement) -> (statement, its plain form)
+
+    def resolve(self, node):
+        if isinstance(node, gast.Name):
+            bound = self.refs.bound
+            return bound[node.id] if node.id in bound else self.refs.user.get(node.id)
+        if isinstance(node, gast.Attribute):
+            owner = self.resolve(node.value)
+            return getattr(owner, node.attr, None) if owner is not None else None
+        return None
+
+    def seed_kind(self, result, kinds):
+        """The kind of a result that is a NumPy number, ``result`` (a forward pass's
+        returned expression), or None."""
+        known = self.kind(result, kinds) if isinstance(result, gast.Name) else None
+        return known if known is not None and known[1] is NUMBER else None
+
+    @staticmethod
+    def param_kinds(known):
+        """The kinds of the large array parameters, ``known``: name -> (dtype, rank)."""
+        return {p: (d, p) for p, (d, r) in known.items() if r and d.kind in "fc"}
+
+    # -- what an expression is -------------------------------------------------------
+
+    def elementwise(self, node):
+        """(ufunc, operands) if ``node`` is one of :data:`UNARY` or :data:`BINARY`, as
+        an operator, a call, or an adjoint's ``into(out, ufunc, *operands)``."""
+        if isinstance(node, gast.BinOp) and type(node.op) in _OPERATORS:
+            return _OPERATORS[type(node.op)], [node.left, node.right]
+        if isinstance(node, gast.UnaryOp) and isinstance(node.op, gast.USub):
+            return np.negative, [node.operand]
+        if isinstance(node, gast.Call) and not node.keywords and not any(
+                isinstance(a, gast.Starred) for a in node.args):
+            fn = self.resolve(node.func)
+            if fn is into and len(node.args) >= 3:
+                fn, args = self.resolve(node.args[1]), node.args[2:]
+            else:
+                args = node.args
+            if (fn in UNARY or fn in BINARY) and len(args) == fn.nin:
+                return fn, list(args)
+        return None
+
+    def factor(self, node, kinds):
+        """(the statements that compute ``node`` in its operand's array, that operand's
+        name) if ``node`` is a unary function of one name: a ufunc or tanh's slope."""
+        found = self.elementwise(node)
+        if found is not None and len(found[1]) == 1 and isinstance(found[1][0], gast.Name):
+            v, steps = found[1][0].id, [found]
+        elif (self._is(node, one_minus_square) and len(node.args) == 1 and not node.keywords
+                and isinstance(node.args[0], gast.Name)):
+            v = node.args[0].id
+            steps = [(np.multiply, [S.name(v), S.name(v)]), (np.subtract, [S.const(1), S.name(v)])]
+        else:
+            return None
+        proven = _array(kinds.get(v))
+        return [self._written(v, ufunc, args, v, proven) for ufunc, args in steps], v
+
+    def kind(self, node, kinds):
+        """(dtype, shape class) if ``node`` is proven an inexact ndarray of them."""
+        if isinstance(node, gast.Name):
+            return kinds.get(node.id)
+        if (self._is(node, unreduce) and len(node.args) == 4 and all(
+                isinstance(a, gast.Constant) and a.value in (None, False) for a in node.args[2:])):
+            g, v = (self.kind(a, kinds) for a in node.args[:2])  # a full reduction's spread
+            return v if v is not None and g == (v[0], NUMBER) else None
+        if self._is(node, unbroadcast) and len(node.args) == 2:  # nothing to undo
+            e, v = (self.kind(a, kinds) for a in node.args)
+            return e if _array(e) and e == v else None
+        if self._is(node, np.sum) or self._is(node, np.mean):
+            a = self.kind(node.args[0], kinds) if len(node.args) == 1 and not node.keywords \
+                else None
+            return (a[0], NUMBER) if a is not None and a[1] is not NUMBER else None
+        found = self.elementwise(node)
+        if found is None:
+            made = self.factor(node, kinds)
+            return kinds.get(made[1]) if made is not None else None
+        ufunc, operands = found
+        a = self.kind(operands[0], kinds)
+        if len(operands) == 1:
+            return a if a is None or a[1] is not NUMBER else None
+        if a is not None and self.keeps(a, operands[1], kinds):
+            return a
+        b = self.kind(operands[1], kinds)
+        return b if b is not None and self.keeps(b, operands[0], kinds) else None
+
+    def keeps(self, kind, other, kinds):
+        """Whether arithmetic of an array of ``kind`` with ``other`` gives one of
+        ``kind``: ``other`` is an array of that kind, a NumPy number of its dtype, or a
+        Python number."""
+        if kind[1] is NUMBER:
+            return False
+        if _number(other):
+            return True
+        known = self.kind(other, kinds)
+        return known == kind or known == (kind[0], NUMBER)
+
+    # -- reads ---------------------------------------------------------------------
+
+    def shares(self, node):
+        """The names ``node`` reads where a reference to their arrays may be kept."""
+        found = []
+        self._reads(node, found, False)
+        return found
+
+    def _reads(self, node, shares, harmless):
+        if isinstance(node, gast.Name):
+            if isinstance(node.ctx, gast.Load) and not harmless:
+                shares.append(node.id)
+            return
+        if isinstance(node, gast.Call):
+            fn = self.resolve(node.func)
+            if fn is into or fn is unreduce or fn in _SAME:
+                # into, _SAME: their first argument's array or a new one (see _track);
+                # unreduce spreads its first argument and measures the others
+                for k, a in enumerate(node.args):
+                    self._reads(a, shares, k > 0 or fn is not unreduce)
+                return
+            calm = (self.elementwise(node) is not None or fn in _REDUCTIONS
+                    or fn is shape_of or fn is one_minus_square)
+            self._reads(node.func, shares, False)
+            for a in node.args:
+                self._reads(a, shares, calm)
+            for kw in node.keywords:
+                self._reads(kw.value, shares, False)
+            return
+        if isinstance(node, (gast.BinOp, gast.UnaryOp)):
+            calm = not isinstance(node.op, gast.Not)
+            for child in gast.iter_child_nodes(node):
+                self._reads(child, shares, calm)
+            return
+        if _measured(node):
+            return
+        if isinstance(node, gast.Attribute) and node.attr == "T":  # a view it reads now
+            self._reads(node.value, shares, harmless)
+            return
+        for child in gast.iter_child_nodes(node):
+            self._reads(child, shares, False)
+
+    def fresh(self, node):
+        """Whether ``node`` makes a new array (or a number)."""
+        if isinstance(node, gast.Call) and node.args and any(self._is(node, f) for f in _SAME):
+            return self.fresh(node.args[0])
+        return (self.elementwise(node) is not None and not self._is(node, into)
+                or isinstance(node, gast.BinOp)
+                or isinstance(node, gast.UnaryOp) and not isinstance(node.op, gast.Not)
+                or self._is(node, one_minus_square)
+                or isinstance(node, gast.Call) and isinstance(node.func, gast.Attribute)
+                and node.func.attr == "copy" and not node.args and not node.keywords)
+
+    def _is(self, node, fn):
+        return isinstance(node, gast.Call) and self.resolve(node.func) is fn
+
+    # -- the pass ------------------------------------------------------------------
+
+    def run(self, stmts, live_out=frozenset(), owned=None, kinds=None):
+        """``stmts`` (top-level statements, then a return that reads ``live_out``)
+        computed in place where proven, as a new list; the arrays it owns after them
+        (see :meth:`spendable`) and the kinds of the names then.  With ``owned`` (a
+        backward pass), the first statement unpacks the tape: ``owned`` are the slots
+        whose arrays are the pass's own (a spent tape's); ``kinds``: the names' kinds
+        before the first statement (a forward pass) or after it (a backward pass)."""
+        arrays = _Arrays()
+        kinds = dict(kinds or {})
+        after = self._live_after(stmts, live_out)
+        out = []
+        k = 0
+        while k < len(stmts):
+            s = stmts[k]
+            if k == 0 and owned is not None:
+                for n in S.assigned_names([s]):
+                    if n in owned:
+                        arrays.fresh(n)
+                out.append(s)
+                k += 1
+                continue
+            done = None
+            if _simple(s):
+                done = self._reordered(stmts, k, after, arrays, kinds)
+            if done is None:
+                pre, now = self._hoisted(self._plain(s), after[k], arrays, kinds)
+                made = self._rewrite(now.targets[0].id, now.value, after[k], arrays,
+                                     kinds) if _simple(now) else None
+                made = pre + (made if made is not None else [now])
+                done = (made, k) if made != [self._plain(s)] else None
+            if done is None:
+                out.append(s)
+                self._track(s, arrays, kinds)
+                k += 1
+                continue
+            made, last = done
+            for t in stmts[k:last + 1]:  # ownership and kinds follow the values computed
+                self._track(t, arrays, kinds)
+            out.extend(made)
+            k = last + 1
+        return out, arrays, kinds
+
+    def _track(self, s, arrays, kinds):
+        """Update ``arrays`` and ``kinds`` for statement ``s`` (as first written)."""
+        if isinstance(s, gast.Delete):
+            for t in s.targets:
+                if isinstance(t, gast.Name):
+                    arrays.forget(t.id)
+                    kinds.pop(t.id, None)
+            return
+        if isinstance(s, _COMPOUND):
+            for n in S.names_in(s):
+                arrays.share(n)
+                arrays.forget(n)
+            for n in S.assigned_names([s]):
+                kinds.pop(n, None)
+            return
+        if isinstance(s, gast.AugAssign) and isinstance(s.target, gast.Name):
+            t = s.target.id
+            kind = self.kind(gast.BinOp(left=S.name(t), op=s.op, right=s.value), kinds)
+            for n in self.shares(s.value):
+                arrays.share(n)
+            if kind is None or kind != kinds.get(t):
+                kinds.pop(t, None)
+            return
+        if not (_simple(s) and isinstance(s.value, gast.Name)):  # ``t = n``: one array
+            for n in self.shares(s):
+                arrays.share(n)
+        if not _simple(s):
+            for n in S.assigned_names([s]):
+                arrays.forget(n)
+                kinds.pop(n, None)
+            return
+        target, value = s.targets[0].id, s.value
+        kind = self.kind(value, kinds)
+        same = None  # ``t = a``, ``t = into(a, ...)``, ``t = unbroadcast(a, x)``
+        if isinstance(value, gast.Name):
+            same = value.id
+        elif isinstance(value, gast.Call) and value.args and isinstance(
+                value.args[0], gast.Name) and (self._is(value, into) or any(
+                self._is(value, f) for f in _SAME)):
+            same = value.args[0].id
+        if same is not None:
+            arrays.alias(target, same)
+        elif self.fresh(value):
+            arrays.fresh(target)
+        else:
+            arrays.forget(target)
+        if kind is not None:
+            kinds[target] = kind
+        else:
+            kinds.pop(target, None)
+
+    def _plain(self, s):
+        """``s``, an adjoint's ``t = into(out, ufunc, *operands)`` (adjoint_state.py) as
+        ``t = ufunc(*operands)``: this pass decides where it is written (the same object
+        each time, so that an unchanged one is kept as it was)."""
+        if _simple(s) and self._is(s.value, into) and len(s.value.args) >= 3:
+            cached = self._plain_of.get(id(s))
+            if cached is None or cached[0] is not s:
+                plain = S.assign(s.targets[0].id, gast.Call(
+                    func=s.value.args[1], args=s.value.args[2:], keywords=[]))
+                cached = self._plain_of[id(s)] = (s, plain)
+            return cached[1]
+        return s
+
+    def _hoisted(self, s, live, arrays, kinds):
+        """(statements, ``s`` after them): each elementwise operation inside ``s``'s
+        value with a free operand computed beforehand into that operand's array, under
+        its name, innermost first (``dx += unbroadcast(dz * y, x)`` as ``dz *= y`` then
+        ``dx += unbroadcast(dz, x)``); ``s``'s value itself only if it is augmented.
+        Only where every call in ``s`` is one this module knows to have no effect, so
+        that computing part of it first changes nothing else."""
+        augmented = isinstance(s, gast.AugAssign) and isinstance(s.target, gast.Name)
+        if not (_simple(s) or augmented) or not self._pure(s.value):
+            return [], s
+        target = s.target.id if augmented else s.targets[0].id
+        pre, value = [], s.value
+        while True:
+            found = self._hoistable(value, value, live, target, arrays, kinds, augmented)
+            if found is None:
+                break
+            node, made, name = found
+            kind = self.kind(node, kinds)
+            pre += made
+            value = _replaced(value, node, S.name(name))
+            if kind is not None:
+                kinds[name] = kind
+            else:
+                kinds.pop(name, None)
+        if not pre:
+            return [], s
+        s = copy.copy(s)
+        s.value = value
+        return pre, s
+
+    def _hoistable(self, node, whole, live, target, arrays, kinds, top):
+        """(an elementwise node in ``node``, the statements computing it into a free
+        operand, that operand's name), innermost first, or None."""
+        if isinstance(node, gast.Call):
+            children = node.args
+        elif isinstance(node, (gast.BinOp, gast.UnaryOp)):
+            children = list(gast.iter_child_nodes(node))
+        else:
+            return None
+        for child in children:
+            found = self._hoistable(child, whole, live, target, arrays, kinds, True)
+            if found is not None:
+                return found
+        found = self.elementwise(node) if top else None
+        if found is None:
+            return None
+        ufunc, operands = found
+        for k, o in enumerate(operands):
+            if not (isinstance(o, gast.Name) and o.id != target
+                    and self._free(o.id, whole, live, target, arrays)):
+                continue
+            if len(operands) == 1:
+                return node, [self._written(o.id, ufunc, operands, o.id,
+                                            _array(kinds.get(o.id)))], o.id
+            other = operands[1 - k]
+            known = kinds.get(o.id)
+            proven = known is not None and self.keeps(known, other, kinds)
+            if proven and (k == 0 or ufunc in _COMMUTATIVE):  # ``o *= expression``
+                return node, [gast.AugAssign(target=S.name(o.id, gast.Store()),
+                                             op=_AUGMENTED[ufunc](), value=other)], o.id
+            if isinstance(other, gast.Name) or _number(other):
+                return node, [self._written(o.id, ufunc, operands, o.id, proven)], o.id
+        return None
+
+    def _pure(self, node):
+        """Whether every call in ``node`` is elementwise or one of the helpers that
+        only read (and nothing is evaluated conditionally or in a nested scope)."""
+        for n in S.walk(node):
+            if isinstance(n, (gast.IfExp, gast.BoolOp, gast.Lambda, gast.NamedExpr,
+                              gast.comprehension)):
+                return False
+            if isinstance(n, gast.Call) and self.elementwise(n) is None and not any(
+                    self._is(n, f) for f in _READERS):
+                return False
+        return True
+
+    def _free(self, n, value, live, target, arrays):
+        """Whether name ``n``'s array is owned, dead after this statement (which binds
+        ``target``) and read once in ``value``."""
+        names = arrays.names(n)
+        if not names or (names - {target}) & live:
+            return False
+        return sum(1 for m in S.walk(value) if isinstance(m, gast.Name)
+                   and isinstance(m.ctx, gast.Load) and m.id in names) == 1
+
+    def _rewrite(self, t, value, live, arrays, kinds):
+        """``t = value`` computed in place into a free operand's array, as statements,
+        or None."""
+        found = self.elementwise(value)
+        if found is None:
+            return None
+        ufunc, operands = found
+        names = [o.id if isinstance(o, gast.Name) else None for o in operands]
+        if len(operands) == 1:
+            v = names[0]
+            if v is None or not self._free(v, value, live, t, arrays):
+                return None
+            return [self._written(t, ufunc, operands, v, _array(kinds.get(v)))]
+        for k, o in enumerate(operands):  # a factor whose operand dies here: in its array
+            made = self.factor(o, kinds) if names[1 - k] is not None else None
+            if made is None or not self._free(made[1], value, live, t, arrays):
+                continue
+            pre, v = made
+            rest = list(operands)
+            rest[k] = S.name(v)
+            return pre + self._binary(t, ufunc, rest, lambda n: n == v or self._free(
+                n, value, live, t, arrays), kinds)
+        if any(n is None and not _number(o) for n, o in zip(names, operands)):
+            return None
+        return self._binary(t, ufunc, operands,
+                            lambda n: self._free(n, value, live, t, arrays), kinds) or None
+
+    def _binary(self, t, ufunc, operands, free, kinds):
+        """``t = ufunc(a, b)`` (two names) into whichever is free, proven first: as
+        statements, or [] where neither is."""
+        a, b = operands
+        best = None
+        for k, o in enumerate(operands):
+            if not isinstance(o, gast.Name) or not free(o.id):
+                continue
+            other = operands[1 - k]
+            known = kinds.get(o.id)
+            proven = known is not None and self.keeps(known, other, kinds)
+            if best is None or proven and not best[1]:
+                best = (k, proven)
+        if best is None:
+            return []
+        k, proven = best
+        out = operands[k]
+        if proven and t == out.id and (k == 0 or ufunc in _COMMUTATIVE):
+            return [gast.AugAssign(target=S.name(t, gast.Store()), op=_AUGMENTED[ufunc](),
+                                   value=operands[1 - k])]
+        return [self._written(t, ufunc, operands, out.id, proven)]
+
+    def _written(self, t, ufunc, operands, out, proven):
+        """``t = ufunc(*operands, out=out)`` (``np.ufunc(out, out=out)`` alone where t
+        is out), checked by ``spare`` unless ``proven``."""
+        if proven:
+            where = S.name(out)
+        else:
+            others = [o for o in operands if not (isinstance(o, gast.Name) and o.id == out)]
+            where = gast.Call(func=self.refs.bind(spare, "spare"),
+                              args=[S.name(out)] + [copy.deepcopy(o) for o in others],
+                              keywords=[])
+        call = self._call(ufunc, [copy.deepcopy(o) for o in operands], where)
+        if proven and t == out:
+            return gast.Expr(value=call)
+        return S.assign(t, call)
+
+    def _call(self, ufunc, args, out):
+        func = gast.Attribute(value=self.refs.bind(np, "np"), attr=ufunc.__name__,
+                              ctx=gast.Load())
+        return gast.Call(func=func, args=args, keywords=[gast.keyword(arg="out", value=out)])
+
+    def _reordered(self, stmts, k, after, arrays, kinds):
+        """``t1 = a * f(v)`` then ``t2 = t1 * v``, v dying there: as ``t1 = a * v``,
+        f(v) in v's array, ``t2 = t1 * v``; and the index of the second statement.
+        (A product's factors reordered: within rounding, see the module docstring.)"""
+        s = stmts[k]
+        t1 = s.targets[0].id
+        found = self.elementwise(s.value)
+        if found is None or found[0] is not np.multiply:
+            return None
+        operands = found[1]
+        for i, o in enumerate(operands):
+            made = self.factor(o, kinds)
+            a = operands[1 - i]
+            if made is None or not isinstance(a, gast.Name):
+                continue
+            pre, v = made
+            j = k + 1
+            while j < len(stmts) and (_marker(stmts[j]) or isinstance(
+                    stmts[j], gast.Delete) and not S.names_in(stmts[j]) & {v, t1}):
+                j += 1
+            if j == len(stmts) or not _simple(stmts[j]):
+                return None
+            second = self.elementwise(stmts[j].value)
+            if second is None or second[0] is not np.multiply or sorted(
+                    getattr(o2, "id", "") for o2 in second[1]) != sorted([t1, v]):
+                return None
+            t2 = stmts[j].targets[0].id
+            names = arrays.names(v)
+            reads = sum(1 for m in S.walk(s.value) if isinstance(m, gast.Name)
+                        and names and m.id in names)
+            if (not names or names & after[j] or t1 in after[j] or reads != 1
+                    or a.id in names or t1 in names or t2 == v):
+                return None
+            first = self._binary(t1, np.multiply, [a, S.name(v)], lambda n: n == a.id and (
+                self._free(n, s.value, after[k], t1, arrays)), kinds) or [
+                S.assign(t1, gast.BinOp(left=S.name(a.id), op=gast.Mult(), right=S.name(v)))]
+            scratch = dict(kinds)
+            scratch[t1] = self.kind(s.value, kinds)
+            # t1 is a's array or a new one: the pass's own, as v is, and both die here
+            last = self._binary(t2, np.multiply, [S.name(t1), S.name(v)],
+                                lambda n: n in (v, t1), scratch)
+            return first + pre + stmts[k + 1:j] + last, j
+        return None
+
+    def _live_after(self, stmts, live_out):
+        """For each top-level statement, the names read after it before being assigned
+        again (anything a nested statement mentions counts as read and never assigned),
+        a ``shape_of`` read aside."""
+        live = set(live_out)
+        found = [None] * len(stmts)
+        for k in reversed(range(len(stmts))):
+            found[k] = set(live)
+            s = stmts[k]
+            if isinstance(s, _COMPOUND):
+                live |= S.names_in(s)
+                continue
+            if isinstance(s, gast.Assign):
+                live -= S.assigned_names([s])
+            live |= set(self._unmeasured(s))
+        return found
+
+    def _unmeasured(self, node):
+        """The names ``node`` reads, but as ``shape_of``'s argument."""
+        if self._is(node, shape_of) or _measured(node):
+            return
+        if isinstance(node, gast.Name) and isinstance(node.ctx, gast.Load):
+            yield node.id
+        for child in gast.iter_child_nodes(node):
+            yield from self._unmeasured(child)
+
+    def spendable(self, arrays, result, tape):
+        """The names in ``tape`` (a Tuple: what a forward pass returns beside
+        ``result``) whose arrays are the pass's own, held by that one slot of it."""
+        for n in S.loaded_names(result):
+            arrays.share(n)
+        slots = [e.id for e in tape.elts if isinstance(e, gast.Name)]
+        return {n for n in slots if arrays.names(n) and len(arrays.names(n)) == 1
+                and slots.count(n) == 1}
+
+
+def _simple(s):
+    return (isinstance(s, gast.Assign) and len(s.targets) == 1
+            and isinstance(s.targets[0], gast.Name))
+
+
+def _replaced(tree, node, new):
+    """A copy of ``tree`` with ``node`` (found by identity) replaced by ``new``."""
+    if tree is node:
+        return new
+    tree = copy.copy(tree)
+    for field, value in gast.iter_fields(tree):
+        if isinstance(value, list):
+            setattr(tree, field, [_replaced(v, node, new) if isinstance(v, gast.AST) else v
+                                  for v in value])
+        elif isinstance(value, gast.AST):
+            setattr(tree, field, _replaced(value, node, new))
+    return tree
+
+
+def _array(kind):
+    """Whether ``kind`` is an array's (not a NumPy number's)."""
+    return kind is not None and kind[1] is not NUMBER
+
+
+def _measured(node):
+    """Whether ``node`` is ``n.shape`` (``ndim``, ``size``, ``dtype``): a read that
+    keeps no reference, and that a write which keeps shape and dtype does not change."""
+    return (isinstance(node, gast.Attribute) and node.attr in ("shape", "ndim", "size", "dtype")
+            and isinstance(node.value, gast.Name))
+
+
+def _marker(s):
+    """A block's comment (codegen.comment_marker): a statement that does nothing."""
+    return isinstance(s, gast.Expr) and isinstance(s.value, gast.Constant) and isinstance(
+        s.value.value, str)
+
+
+def _number(node):
+    """A Python int or float constant: arithmetic keeps an inexact array's dtype."""
+    return isinstance(node, gast.Constant) and type(node.value) in (int, float)
