@@ -250,14 +250,15 @@ def _lean(defs, params, dtypes, ranks, refs, tape_names):
     that number's dtype or a Python float only (None: for any)."""
     forward, backward = defs[0], defs[1]
     known = {p: (d, r) for p, d, r in zip(params, dtypes, ranks) if d is not None}
-    in_place = InPlace(refs)
+    in_place = InPlace(refs, set().union(*map(S.names_in, defs), refs.bound, refs.user))
     ret = forward.body[-1]
     forward.body, arrays, kinds = in_place.run(forward.body[:-1], S.loaded_names(ret),
                                                kinds=in_place.param_kinds(known))
     forward.body.append(ret)
     result, tape = ret.value.elts
     spendable = in_place.spendable(arrays, result, tape) if tape_names else set()
-    saved = {e.id: kinds[e.id] for e in tape.elts if isinstance(e, gast.Name) and e.id in kinds}
+    saved = {n: in_place.kind(e, kinds) for n, e in zip(tape_names, tape.elts)}
+    saved = {n: k for n, k in saved.items() if k is not None}
     body = backward.body
     params = [a.id for a in backward.args.args]
     seed = in_place.seed_kind(result, kinds)  # the spending walk checks its seed's type

@@ -66,6 +66,7 @@ _SAME = frozenset([unbroadcast, unbroadcast_to])  # the array itself, or a new o
 _READERS = _SAME | _REDUCTIONS | {unreduce, one_minus_square, shape_of}  # no effects
 _COMPOUND = (gast.If, gast.For, gast.While, gast.With, gast.Try)
 NUMBER = "number"  # the shape class of a NumPy number: (dtype, NUMBER) is its kind
+SHAPE = "shape"    # the dtype of a shape: (SHAPE, shape class) is its kind
 
 
 class _Arrays:
@@ -108,10 +109,12 @@ class _Arrays:
 
 class InPlace:
     """The pass over one function body; ``refs`` (codegen.Refs) resolves the calls it
-    reads and binds the names it adds (``np``, ``spare``)."""
+    reads and binds the names it adds (``np``, ``spare``); ``taken``: the names the
+    unit's code uses already."""
 
-    def __init__(self, refs):
+    def __init__(self, refs, taken):
         self.refs = refs
+        self.taken = set(taken)  # the names the unit's code uses: temporaries avoid them
         self._plain_of = {}  # id(statement) -> (statement, its plain form)
 
     def resolve(self, node):
@@ -176,10 +179,12 @@ class InPlace:
         if (self._is(node, unreduce) and len(node.args) == 4 and all(
                 isinstance(a, gast.Constant) and a.value in (None, False) for a in node.args[2:])):
             g, v = (self.kind(a, kinds) for a in node.args[:2])  # a full reduction's spread
-            return v if v is not None and g == (v[0], NUMBER) else None
-        if self._is(node, unbroadcast) and len(node.args) == 2:  # nothing to undo
-            e, v = (self.kind(a, kinds) for a in node.args)
-            return e if _array(e) and e == v else None
+            return (g[0], v[1]) if g is not None and g[1] is NUMBER and _sized(v) else None
+        if _measured(node) and node.attr == "shape" or self._is(node, shape_of):
+            v = kinds.get(node.value.id if _measured(node) else getattr(node.args[0], "id", ""))
+            return (SHAPE, v[1]) if _array(v) else None
+        if self.unbroadcast_of(node, kinds) is not None:
+            return self.kind(node.args[0], kinds)
         if self._is(node, np.sum) or self._is(node, np.mean):
             a = self.kind(node.args[0], kinds) if len(node.args) == 1 and not node.keywords \
                 else None
@@ -197,11 +202,41 @@ class InPlace:
         b = self.kind(operands[1], kinds)
         return b if b is not None and self.keeps(b, operands[0], kinds) else None
 
+    def unbroadcast_of(self, node, kinds):
+        """``e`` where ``node`` is ``unbroadcast(e, v)`` (or ``unbroadcast_to``) with
+        nothing to undo: ``e`` an array of v's shape class, so that it returns ``e``."""
+        if len(getattr(node, "args", ())) == 2 and any(self._is(node, f) for f in _SAME):
+            e, v = (self.kind(a, kinds) for a in node.args)
+            if _array(e) and _sized(v) and e[1] == v[1]:
+                return node.args[0]
+        return None
+
+    def simplified(self, node, kinds):
+        """``node`` with each ``unbroadcast`` that has nothing to undo as its array."""
+        e = self.unbroadcast_of(node, kinds)
+        if e is not None:
+            return e
+        if isinstance(node, (gast.Call, gast.BinOp, gast.UnaryOp)):
+            changed = None
+            for field, value in gast.iter_fields(node):
+                if isinstance(value, gast.expr):
+                    new = self.simplified(value, kinds)
+                elif field == "args":
+                    new = [self.simplified(v, kinds) for v in value]
+                    new = value if all(a is b for a, b in zip(new, value)) else new
+                else:
+                    continue
+                if new is not value:
+                    changed = changed or copy.copy(node)
+                    setattr(changed, field, new)
+            return changed or node
+        return node
+
     def keeps(self, kind, other, kinds):
         """Whether arithmetic of an array of ``kind`` with ``other`` gives one of
         ``kind``: ``other`` is an array of that kind, a NumPy number of its dtype, or a
         Python number."""
-        if kind[1] is NUMBER:
+        if not _array(kind):
             return False
         if _number(other):
             return True
@@ -229,8 +264,7 @@ class InPlace:
                 for k, a in enumerate(node.args):
                     self._reads(a, shares, k > 0 or fn is not unreduce)
                 return
-            calm = (self.elementwise(node) is not None or fn in _REDUCTIONS
-                    or fn is shape_of or fn is one_minus_square)
+            calm = self._ufunc_call(node) or fn in _READERS
             self._reads(node.func, shares, False)
             for a in node.args:
                 self._reads(a, shares, calm)
@@ -254,12 +288,17 @@ class InPlace:
         """Whether ``node`` makes a new array (or a number)."""
         if isinstance(node, gast.Call) and node.args and any(self._is(node, f) for f in _SAME):
             return self.fresh(node.args[0])
-        return (self.elementwise(node) is not None and not self._is(node, into)
-                or isinstance(node, gast.BinOp)
+        return (self._ufunc_call(node) or isinstance(node, gast.BinOp)
                 or isinstance(node, gast.UnaryOp) and not isinstance(node.op, gast.Not)
                 or self._is(node, one_minus_square)
                 or isinstance(node, gast.Call) and isinstance(node.func, gast.Attribute)
                 and node.func.attr == "copy" and not node.args and not node.keywords)
+
+    def _ufunc_call(self, node):
+        """Whether ``node`` calls a ufunc (np.tanh, scipy.special.expit) without ``out``:
+        a new array (or number) that refers to none of its operands."""
+        return (isinstance(node, gast.Call) and isinstance(self.resolve(node.func), np.ufunc)
+                and not node.keywords)
 
     def _is(self, node, fn):
         return isinstance(node, gast.Call) and self.resolve(node.func) is fn
@@ -291,10 +330,13 @@ class InPlace:
             if _simple(s):
                 done = self._reordered(stmts, k, after, arrays, kinds)
             if done is None:
-                pre, now = self._hoisted(self._plain(s), after[k], arrays, kinds)
+                pre, now, temporaries = self._hoisted(self._plain(s), after[k], arrays, kinds)
                 made = self._rewrite(now.targets[0].id, now.value, after[k], arrays,
                                      kinds) if _simple(now) else None
                 made = pre + (made if made is not None else [now])
+                if temporaries:  # read by that statement only
+                    made.append(gast.Delete(targets=[S.name(n, gast.Del())
+                                                     for n in temporaries]))
                 done = (made, k) if made != [self._plain(s)] else None
             if done is None:
                 out.append(s)
@@ -381,13 +423,17 @@ class InPlace:
         that computing part of it first changes nothing else."""
         augmented = isinstance(s, gast.AugAssign) and isinstance(s.target, gast.Name)
         if not (_simple(s) or augmented) or not self._pure(s.value):
-            return [], s
+            return [], s, []
         target = s.target.id if augmented else s.targets[0].id
-        pre, value = [], s.value
+        pre, temporaries, value = [], [], self.simplified(s.value, kinds)
         while True:
             found = self._hoistable(value, value, live, target, arrays, kinds, augmented)
             if found is None:
-                break
+                found = self._split(value, live, target, arrays)
+                if found is None:
+                    break
+                temporaries.append(found[2])
+                arrays.fresh(found[2])
             node, made, name = found
             kind = self.kind(node, kinds)
             pre += made
@@ -396,11 +442,63 @@ class InPlace:
                 kinds[name] = kind
             else:
                 kinds.pop(name, None)
-        if not pre:
-            return [], s
+        if not pre and value is s.value:
+            return [], s, []
         s = copy.copy(s)
         s.value = value
-        return pre, s
+        return pre, s, temporaries
+
+    def _split(self, value, live, target, arrays):
+        """(the first elementwise operation of ``value`` to run that reads a dead array
+        ``value`` reads more than once, ``t = `` it, t): a named temporary, after which
+        that array's last read may compute in it (``dy * y * (1 - y)``: ``dy_y = dy *
+        y``, then ``1 - y`` in y's array).  None if there is none."""
+        counts = {}
+        for m in S.walk(value):
+            if isinstance(m, gast.Name) and isinstance(m.ctx, gast.Load):
+                counts[m.id] = counts.get(m.id, 0) + 1
+        dead = set()
+        for n in counts:
+            names = arrays.names(n)
+            if names and not (names - {target}) & live and sum(
+                    counts.get(m, 0) for m in names) > 1:
+                dead |= names
+        if not dead:
+            return None
+        node = self._first_reading(value, dead, top=True)
+        if node is None:
+            return None
+        name = self._fresh("_".join(o.id for o in self.elementwise(node)[1]
+                                    if isinstance(o, gast.Name)))
+        return node, [S.assign(name, node)], name
+
+    def _first_reading(self, node, names, top=False):
+        """The first elementwise operation of operands that are names or numbers to
+        run in ``node`` (not ``node`` itself, if ``top``) that reads one of ``names``."""
+        if isinstance(node, gast.Call):
+            children = node.args
+        elif isinstance(node, (gast.BinOp, gast.UnaryOp)):
+            children = list(gast.iter_child_nodes(node))
+        else:
+            return None
+        for child in children:
+            found = self._first_reading(child, names)
+            if found is not None:
+                return found
+        found = None if top else self.elementwise(node)
+        if found is not None and all(isinstance(o, gast.Name) or _number(o) for o in found[1]) \
+                and any(getattr(o, "id", None) in names for o in found[1]):
+            return node
+        return None
+
+    def _fresh(self, base):
+        """A name no code of the unit uses, from ``base``."""
+        name, k = base, 0
+        while name in self.taken:
+            k += 1
+            name = f"{base}_{k}"
+        self.taken.add(name)
+        return name
 
     def _hoistable(self, node, whole, live, target, arrays, kinds, top):
         """(an elementwise node in ``node``, the statements computing it into a free
@@ -626,7 +724,12 @@ def _replaced(tree, node, new):
 
 
 def _array(kind):
-    """Whether ``kind`` is an array's (not a NumPy number's)."""
+    """Whether ``kind`` is an array's (not a NumPy number's or a shape's)."""
+    return kind is not None and kind[1] is not NUMBER and kind[0] is not SHAPE
+
+
+def _sized(kind):
+    """Whether ``kind`` is an array's or a shape's: it has a shape class."""
     return kind is not None and kind[1] is not NUMBER
 
 
