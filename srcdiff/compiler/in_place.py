@@ -427,7 +427,7 @@ class InPlace:
         target = s.target.id if augmented else s.targets[0].id
         pre, temporaries, value = [], [], self.simplified(s.value, kinds)
         while True:
-            found = self._hoistable(value, value, live, target, arrays, kinds, augmented)
+            found = self._hoistable(value, live, target, arrays, kinds, augmented)
             if found is None:
                 found = self._split(value, live, target, arrays)
                 if found is None:
@@ -475,20 +475,12 @@ class InPlace:
     def _first_reading(self, node, names, top=False):
         """The first elementwise operation of operands that are names or numbers to
         run in ``node`` (not ``node`` itself, if ``top``) that reads one of ``names``."""
-        if isinstance(node, gast.Call):
-            children = node.args
-        elif isinstance(node, (gast.BinOp, gast.UnaryOp)):
-            children = list(gast.iter_child_nodes(node))
-        else:
-            return None
-        for child in children:
-            found = self._first_reading(child, names)
-            if found is not None:
-                return found
-        found = None if top else self.elementwise(node)
-        if found is not None and all(isinstance(o, gast.Name) or _number(o) for o in found[1]) \
-                and any(getattr(o, "id", None) in names for o in found[1]):
-            return node
+        for each in _in_running_order(node):
+            found = None if top and each is node else self.elementwise(each)
+            if found is not None and all(
+                    isinstance(o, gast.Name) or _number(o) for o in found[1]) and any(
+                    getattr(o, "id", None) in names for o in found[1]):
+                return each
         return None
 
     def _fresh(self, base):
@@ -500,20 +492,18 @@ class InPlace:
         self.taken.add(name)
         return name
 
-    def _hoistable(self, node, whole, live, target, arrays, kinds, top):
-        """(an elementwise node in ``node``, the statements computing it into a free
-        operand, that operand's name), innermost first, or None."""
-        if isinstance(node, gast.Call):
-            children = node.args
-        elif isinstance(node, (gast.BinOp, gast.UnaryOp)):
-            children = list(gast.iter_child_nodes(node))
-        else:
-            return None
-        for child in children:
-            found = self._hoistable(child, whole, live, target, arrays, kinds, True)
+    def _hoistable(self, whole, live, target, arrays, kinds, top):
+        """(an elementwise node in ``whole``, not itself unless ``top``, the statements
+        computing it into a free operand, that operand's name), first to run, or None."""
+        for node in _in_running_order(whole):
+            found = self._hoisted_one(node, whole, live, target, arrays, kinds) if (
+                top or node is not whole) else None
             if found is not None:
                 return found
-        found = self.elementwise(node) if top else None
+        return None
+
+    def _hoisted_one(self, node, whole, live, target, arrays, kinds):
+        found = self.elementwise(node)
         if found is None:
             return None
         ufunc, operands = found
@@ -707,6 +697,20 @@ class InPlace:
 def _simple(s):
     return (isinstance(s, gast.Assign) and len(s.targets) == 1
             and isinstance(s.targets[0], gast.Name))
+
+
+def _in_running_order(node):
+    """``node`` and the calls and operators in it whose operands it runs first,
+    operands before what reads them (Python's order of evaluation)."""
+    if isinstance(node, gast.Call):
+        children = node.args
+    elif isinstance(node, (gast.BinOp, gast.UnaryOp)):
+        children = list(gast.iter_child_nodes(node))
+    else:
+        return
+    for child in children:
+        yield from _in_running_order(child)
+    yield node
 
 
 def _replaced(tree, node, new):
