@@ -498,7 +498,7 @@ class Units:
             if type(a) is np.ndarray and a.ndim == 0 and a.dtype == np.float64)
         kinds = [kind(v) for v in args]
         ranks = ranks_of(args)
-        lean = None if batched else lean_dtypes(args)
+        lean = None if batched else lean_dtypes(args, LEAN_BYTES)  # as ``get`` tells
         if numbers:
             unit = self._lookup(["float64" if i in numbers else k for i, k in enumerate(kinds)],
                                 active, lifted, [None if i in numbers else r

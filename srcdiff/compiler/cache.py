@@ -180,12 +180,12 @@ def _weak(fn):
 LEAN_BYTES = 1 << 16  # an array argument this large selects the memory-lean unit
 
 
-def lean_dtypes(values):
-    """The dtype of each array among ``values`` of ``LEAN_BYTES`` or more (None for
+def lean_dtypes(values, limit=LEAN_BYTES):
+    """The dtype of each array among ``values`` of ``limit`` bytes or more (None for
     anything else), or None if there is none: such a call runs the memory-lean unit,
     whose code computes in place into the arrays it owns (compiler/in_place.py); a
     smaller call runs the plain unit, where a new array costs less than the write."""
-    found = tuple([v.dtype if type(v) is np.ndarray and v.nbytes >= LEAN_BYTES else None
+    found = tuple([v.dtype if type(v) is np.ndarray and v.nbytes >= limit else None
                    for v in values])
     return found if any(d is not None for d in found) else None
 

@@ -19,6 +19,14 @@ applied first: ``de *= e; np.cos(e, out=e); de *= e``.  That reorders a product 
 elementwise factors: the gradient is the same within float rounding (a few ulps),
 not bit for bit; every other rewrite computes exactly the same values.
 
+A nested operation whose operand dies is computed first, in that operand's array and
+under its name (``dx += dy * np.cos(x)``: ``dy *= np.cos(x); dx += dy``); an array a
+statement reads twice is read last in its own array, after a named temporary
+(``dy * y * (1 - y)``: ``dy_y = dy * y``, then ``1 - y`` in y's array); an
+``unbroadcast`` with nothing to undo is its array.  Only in statements whose every
+call is a ufunc or a helper without effects (``_READERS``), so no order changes
+anything else.
+
 What this module proves, on the straight-line top-level statements of a body
 (anything in a branch or loop is left as it is, and every name it mentions counts
 as shared):
@@ -32,8 +40,10 @@ as shared):
    keeps shape and dtype), and the statement reads it once;
 3. *of the result's shape and dtype*: proven from its *kind*, (dtype, shape class):
    a large array argument's dtype (the lean key), kept by same-dtype ufuncs and by
-   arithmetic with a Python number or an array of the same kind; else checked by
-   ``spare`` when it runs.
+   arithmetic with a Python number or an array of the same kind, a result summed to
+   a NumPy number and the seed's spread over a shape (the spending walk runs only
+   for a seed of the result's dtype: ``Unit.seed``); else checked by ``spare`` when
+   it runs.
 
 Invariant: a write goes only into an array that no other name, container, view or
 caller can observe and that nothing reads afterwards, and gives exactly the array
@@ -496,21 +506,22 @@ class InPlace:
         """(an elementwise node in ``whole``, not itself unless ``top``, the statements
         computing it into a free operand, that operand's name), first to run, or None."""
         for node in _in_running_order(whole):
-            found = self._hoisted_one(node, whole, live, target, arrays, kinds) if (
+            found = self._hoisted_one(node, whole, live, target, arrays, kinds, top) if (
                 top or node is not whole) else None
             if found is not None:
                 return found
         return None
 
-    def _hoisted_one(self, node, whole, live, target, arrays, kinds):
+    def _hoisted_one(self, node, whole, live, target, arrays, kinds, top):
         found = self.elementwise(node)
         if found is None:
             return None
         ufunc, operands = found
         for k, o in enumerate(operands):
             if not (isinstance(o, gast.Name) and o.id != target
-                    and self._free(o.id, whole, live, target, arrays)):
-                continue
+                    and self._free(o.id, whole, live, target, arrays)
+                    and not (top and target in arrays.names(o.id))):
+                continue  # (``t += ...`` reads t: never written before it under a name)
             if len(operands) == 1:
                 return node, [self._written(o.id, ufunc, operands, o.id,
                                             _array(kinds.get(o.id)))], o.id

@@ -142,9 +142,14 @@ GONE = object()  # what a dependency records for a name then unbound
 
 
 def _seed_of(g, dtype):
-    """Whether ``g`` is a Python float or a NumPy number (or 0-d array) of ``dtype``:
-    a seed that arithmetic with arrays of ``dtype`` keeps at ``dtype``."""
-    return type(g) is float or getattr(g, "dtype", None) == dtype and not np.ndim(g)
+    """Whether ``g`` is a number whose spread over an array (``rules.helpers._spread``)
+    has ``dtype``: a NumPy number or 0-d array of it, or a Python float for float64."""
+    if type(g) is float:
+        return dtype == _FLOAT64
+    return getattr(g, "dtype", None) == dtype and g.ndim == 0
+
+
+_FLOAT64 = np.dtype(np.float64)
 
 
 def _own_copy(value):
