@@ -27,23 +27,19 @@ statement reads twice is read last in its own array, after a named temporary
 call is a ufunc or a helper without effects (``_READERS``), so no order changes
 anything else.
 
-What this module proves, on the straight-line top-level statements of a body
-(anything in a branch or loop is left as it is, and every name it mentions counts
-as shared):
+An array is written into only where, on the straight-line top-level statements of a
+body (anything in a branch or loop is left as it is, and every name it mentions
+counts as shared), it is
 
-1. *owned*: an array made by the code itself (arithmetic, a ufunc, ``.copy()``, or
-   a tape slot ``owned`` hands over), never an argument, the cotangent, an element
-   of a container or a view, and read since only where no reference to it can be
-   kept (elementwise arithmetic, a reduction, ``shape_of``, ``unbroadcast`` and a
-   plain ``a = b``, which make the names one array);
-2. *dead*: no name of it is read after the statement (but by ``shape_of``: a write
+1. *owned* (ownership.py): made by the code itself, never an argument, the
+   cotangent, an element of a container or a view, and read since only where no
+   reference to it can be kept;
+2. *dead*: no name of it is read after the statement (a measurement aside: a write
    keeps shape and dtype), and the statement reads it once;
-3. *of the result's shape and dtype*: proven from its *kind*, (dtype, shape class):
-   a large array argument's dtype (the lean key), kept by same-dtype ufuncs and by
-   arithmetic with a Python number or an array of the same kind, a result summed to
-   a NumPy number and the seed's spread over a shape (the spending walk runs only
-   for a seed of the result's dtype: ``Unit.seed``); else checked by ``spare`` when
-   it runs.
+3. *of the result's shape and dtype*: proven from its *kind* (kinds.py: the large
+   arguments' dtypes, kept by same-dtype arithmetic; a seed's, as the spending walk
+   runs only for a seed of the result's dtype, ``Unit.seed``), else checked by
+   ``spare`` when it runs.
 
 Invariant: a write goes only into an array that no other name, container, view or
 caller can observe and that nothing reads afterwards, and gives exactly the array
@@ -51,269 +47,41 @@ the plain unit makes (but for the reordered products above).  A tape slot is
 written into only by ``backward_spent``, which only ``Unit.spend`` (the tape's last
 walk) runs.
 """
+
 import copy
 
 import gast
 import numpy as np
 
 from . import syntax as S
-from ..rules.helpers import one_minus_square, unbroadcast, unbroadcast_to, unreduce
-from .runtime import into, shape_of, spare
+from .kinds import _READERS, _array, _number, _simple
+from .ownership import Ownership, _Arrays
+from .runtime import into, spare
 
-# ufuncs whose result has their inexact operand's dtype and shape
-UNARY = frozenset([
-    np.negative, np.positive, np.square, np.sqrt, np.exp, np.exp2, np.expm1, np.log,
-    np.log2, np.log10, np.log1p, np.sin, np.cos, np.tan, np.arcsin, np.arccos, np.arctan,
-    np.sinh, np.cosh, np.tanh, np.arcsinh, np.arccosh, np.arctanh])
-BINARY = frozenset([np.add, np.subtract, np.multiply, np.true_divide])
-_OPERATORS = {gast.Add: np.add, gast.Sub: np.subtract, gast.Mult: np.multiply,
-              gast.Div: np.true_divide}
 _AUGMENTED = {np.add: gast.Add, np.subtract: gast.Sub, np.multiply: gast.Mult,
               np.true_divide: gast.Div}
 _COMMUTATIVE = frozenset([np.add, np.multiply])  # exactly, in IEEE arithmetic
-_REDUCTIONS = frozenset([np.sum, np.mean])  # they read an array and keep no reference
-_SAME = frozenset([unbroadcast, unbroadcast_to])  # the array itself, or a new one
-_READERS = _SAME | _REDUCTIONS | {unreduce, one_minus_square, shape_of}  # no effects
-_COMPOUND = (gast.If, gast.For, gast.While, gast.With, gast.Try)
-NUMBER = "number"  # the shape class of a NumPy number: (dtype, NUMBER) is its kind
-SHAPE = "shape"    # the dtype of a shape: (SHAPE, shape class) is its kind
 
 
-class _Arrays:
-    """Which names hold which array the pass owns: name -> array id, and the names
-    of each owned array (an id missing from ``owned`` is one that may be shared)."""
-
-    def __init__(self):
-        self.of = {}
-        self.owned = {}
-        self._next = 0
-
-    def fresh(self, name):
-        self.forget(name)
-        self._next += 1
-        self.of[name] = self._next
-        self.owned[self._next] = {name}
-
-    def alias(self, name, other):
-        if name == other:
-            return
-        self.forget(name)
-        a = self.of.get(other)
-        if a is not None and a in self.owned:
-            self.of[name] = a
-            self.owned[a].add(name)
-
-    def forget(self, name):
-        a = self.of.pop(name, None)
-        if a in self.owned:
-            self.owned[a].discard(name)
-
-    def share(self, name):
-        """``name``'s array is read where a reference to it may be kept."""
-        self.owned.pop(self.of.get(name), None)
-
-    def names(self, name):
-        a = self.of.get(name)
-        return self.owned.get(a) if a is not None else None
-
-
-class InPlace:
+class InPlace(Ownership):
     """The pass over one function body; ``refs`` (codegen.Refs) resolves the calls it
     reads and binds the names it adds (``np``, ``spare``); ``taken``: the names the
     unit's code uses already."""
 
     def __init__(self, refs, taken):
-        self.refs = refs
+        super().__init__(refs)
         self.taken = set(taken)  # the names the unit's code uses: temporaries avoid them
         self._plain_of = {}  # id(statement) -> (statement, its plain form)
 
-    def resolve(self, node):
-        if isinstance(node, gast.Name):
-            bound = self.refs.bound
-            return bound[node.id] if node.id in bound else self.refs.user.get(node.id)
-        if isinstance(node, gast.Attribute):
-            owner = self.resolve(node.value)
-            return getattr(owner, node.attr, None) if owner is not None else None
-        return None
-
-    def seed_kind(self, result, kinds):
-        """The kind of a result that is a NumPy number, ``result`` (a forward pass's
-        returned expression), or None."""
-        known = self.kind(result, kinds) if isinstance(result, gast.Name) else None
-        return known if known is not None and known[1] is NUMBER else None
-
-    @staticmethod
-    def param_kinds(known):
-        """The kinds of the large array parameters, ``known``: name -> (dtype, rank)."""
-        return {p: (d, p) for p, (d, r) in known.items() if r and d.kind in "fc"}
-
-    # -- what an expression is -------------------------------------------------------
-
-    def elementwise(self, node):
-        """(ufunc, operands) if ``node`` is one of :data:`UNARY` or :data:`BINARY`, as
-        an operator, a call, or an adjoint's ``into(out, ufunc, *operands)``."""
-        if isinstance(node, gast.BinOp) and type(node.op) in _OPERATORS:
-            return _OPERATORS[type(node.op)], [node.left, node.right]
-        if isinstance(node, gast.UnaryOp) and isinstance(node.op, gast.USub):
-            return np.negative, [node.operand]
-        if isinstance(node, gast.Call) and not node.keywords and not any(
-                isinstance(a, gast.Starred) for a in node.args):
-            fn = self.resolve(node.func)
-            if fn is into and len(node.args) >= 3:
-                fn, args = self.resolve(node.args[1]), node.args[2:]
-            else:
-                args = node.args
-            if (fn in UNARY or fn in BINARY) and len(args) == fn.nin:
-                return fn, list(args)
-        return None
-
     def factor(self, node, kinds):
         """(the statements that compute ``node`` in its operand's array, that operand's
-        name) if ``node`` is a unary function of one name: a ufunc or tanh's slope."""
-        found = self.elementwise(node)
-        if found is not None and len(found[1]) == 1 and isinstance(found[1][0], gast.Name):
-            v, steps = found[1][0].id, [found]
-        elif (self._is(node, one_minus_square) and len(node.args) == 1 and not node.keywords
-                and isinstance(node.args[0], gast.Name)):
-            v = node.args[0].id
-            steps = [(np.multiply, [S.name(v), S.name(v)]), (np.subtract, [S.const(1), S.name(v)])]
-        else:
+        name) if ``node`` is a unary function of one name (``factor_steps``)."""
+        found = self.factor_steps(node)
+        if found is None:
             return None
+        steps, v = found
         proven = _array(kinds.get(v))
         return [self._written(v, ufunc, args, v, proven) for ufunc, args in steps], v
-
-    def kind(self, node, kinds):
-        """(dtype, shape class) if ``node`` is proven an inexact ndarray of them."""
-        if isinstance(node, gast.Name):
-            return kinds.get(node.id)
-        if (self._is(node, unreduce) and len(node.args) == 4 and all(
-                isinstance(a, gast.Constant) and a.value in (None, False) for a in node.args[2:])):
-            g, v = (self.kind(a, kinds) for a in node.args[:2])  # a full reduction's spread
-            return (g[0], v[1]) if g is not None and g[1] is NUMBER and _sized(v) else None
-        if _measured(node) and node.attr == "shape" or self._is(node, shape_of):
-            v = kinds.get(node.value.id if _measured(node) else getattr(node.args[0], "id", ""))
-            return (SHAPE, v[1]) if _array(v) else None
-        if self.unbroadcast_of(node, kinds) is not None:
-            return self.kind(node.args[0], kinds)
-        if self._is(node, np.sum) or self._is(node, np.mean):
-            a = self.kind(node.args[0], kinds) if len(node.args) == 1 and not node.keywords \
-                else None
-            return (a[0], NUMBER) if a is not None and a[1] is not NUMBER else None
-        found = self.elementwise(node)
-        if found is None:
-            made = self.factor(node, kinds)
-            return kinds.get(made[1]) if made is not None else None
-        ufunc, operands = found
-        a = self.kind(operands[0], kinds)
-        if len(operands) == 1:
-            return a if a is None or a[1] is not NUMBER else None
-        if a is not None and self.keeps(a, operands[1], kinds):
-            return a
-        b = self.kind(operands[1], kinds)
-        return b if b is not None and self.keeps(b, operands[0], kinds) else None
-
-    def unbroadcast_of(self, node, kinds):
-        """``e`` where ``node`` is ``unbroadcast(e, v)`` (or ``unbroadcast_to``) with
-        nothing to undo: ``e`` an array of v's shape class, so that it returns ``e``."""
-        if len(getattr(node, "args", ())) == 2 and any(self._is(node, f) for f in _SAME):
-            e, v = (self.kind(a, kinds) for a in node.args)
-            if _array(e) and _sized(v) and e[1] == v[1]:
-                return node.args[0]
-        return None
-
-    def simplified(self, node, kinds):
-        """``node`` with each ``unbroadcast`` that has nothing to undo as its array."""
-        e = self.unbroadcast_of(node, kinds)
-        if e is not None:
-            return e
-        if isinstance(node, (gast.Call, gast.BinOp, gast.UnaryOp)):
-            changed = None
-            for field, value in gast.iter_fields(node):
-                if isinstance(value, gast.expr):
-                    new = self.simplified(value, kinds)
-                elif field == "args":
-                    new = [self.simplified(v, kinds) for v in value]
-                    new = value if all(a is b for a, b in zip(new, value)) else new
-                else:
-                    continue
-                if new is not value:
-                    changed = changed or copy.copy(node)
-                    setattr(changed, field, new)
-            return changed or node
-        return node
-
-    def keeps(self, kind, other, kinds):
-        """Whether arithmetic of an array of ``kind`` with ``other`` gives one of
-        ``kind``: ``other`` is an array of that kind, a NumPy number of its dtype, or a
-        Python number."""
-        if not _array(kind):
-            return False
-        if _number(other):
-            return True
-        known = self.kind(other, kinds)
-        return known == kind or known == (kind[0], NUMBER)
-
-    # -- reads ---------------------------------------------------------------------
-
-    def shares(self, node):
-        """The names ``node`` reads where a reference to their arrays may be kept."""
-        found = []
-        self._reads(node, found, False)
-        return found
-
-    def _reads(self, node, shares, harmless):
-        if isinstance(node, gast.Name):
-            if isinstance(node.ctx, gast.Load) and not harmless:
-                shares.append(node.id)
-            return
-        if isinstance(node, gast.Call):
-            fn = self.resolve(node.func)
-            if fn is into or fn is unreduce or fn in _SAME:
-                # into, _SAME: their first argument's array or a new one (see _track);
-                # unreduce spreads its first argument and measures the others
-                for k, a in enumerate(node.args):
-                    self._reads(a, shares, k > 0 or fn is not unreduce)
-                return
-            calm = self._ufunc_call(node) or fn in _READERS
-            self._reads(node.func, shares, False)
-            for a in node.args:
-                self._reads(a, shares, calm)
-            for kw in node.keywords:
-                self._reads(kw.value, shares, False)
-            return
-        if isinstance(node, (gast.BinOp, gast.UnaryOp)):
-            calm = not isinstance(node.op, gast.Not)
-            for child in gast.iter_child_nodes(node):
-                self._reads(child, shares, calm)
-            return
-        if _measured(node):
-            return
-        if isinstance(node, gast.Attribute) and node.attr == "T":  # a view it reads now
-            self._reads(node.value, shares, harmless)
-            return
-        for child in gast.iter_child_nodes(node):
-            self._reads(child, shares, False)
-
-    def fresh(self, node):
-        """Whether ``node`` makes a new array (or a number)."""
-        if isinstance(node, gast.Call) and node.args and any(self._is(node, f) for f in _SAME):
-            return self.fresh(node.args[0])
-        return (self._ufunc_call(node) or isinstance(node, gast.BinOp)
-                or isinstance(node, gast.UnaryOp) and not isinstance(node.op, gast.Not)
-                or self._is(node, one_minus_square)
-                or isinstance(node, gast.Call) and isinstance(node.func, gast.Attribute)
-                and node.func.attr == "copy" and not node.args and not node.keywords)
-
-    def _ufunc_call(self, node):
-        """Whether ``node`` calls a ufunc (np.tanh, scipy.special.expit) without ``out``:
-        a new array (or number) that refers to none of its operands."""
-        return (isinstance(node, gast.Call) and isinstance(self.resolve(node.func), np.ufunc)
-                and not node.keywords)
-
-    def _is(self, node, fn):
-        return isinstance(node, gast.Call) and self.resolve(node.func) is fn
-
-    # -- the pass ------------------------------------------------------------------
 
     def run(self, stmts, live_out=frozenset(), owned=None, kinds=None):
         """``stmts`` (top-level statements, then a return that reads ``live_out``)
@@ -359,57 +127,6 @@ class InPlace:
             out.extend(made)
             k = last + 1
         return out, arrays, kinds
-
-    def _track(self, s, arrays, kinds):
-        """Update ``arrays`` and ``kinds`` for statement ``s`` (as first written)."""
-        if isinstance(s, gast.Delete):
-            for t in s.targets:
-                if isinstance(t, gast.Name):
-                    arrays.forget(t.id)
-                    kinds.pop(t.id, None)
-            return
-        if isinstance(s, _COMPOUND):
-            for n in S.names_in(s):
-                arrays.share(n)
-                arrays.forget(n)
-            for n in S.assigned_names([s]):
-                kinds.pop(n, None)
-            return
-        if isinstance(s, gast.AugAssign) and isinstance(s.target, gast.Name):
-            t = s.target.id
-            kind = self.kind(gast.BinOp(left=S.name(t), op=s.op, right=s.value), kinds)
-            for n in self.shares(s.value):
-                arrays.share(n)
-            if kind is None or kind != kinds.get(t):
-                kinds.pop(t, None)
-            return
-        if not (_simple(s) and isinstance(s.value, gast.Name)):  # ``t = n``: one array
-            for n in self.shares(s):
-                arrays.share(n)
-        if not _simple(s):
-            for n in S.assigned_names([s]):
-                arrays.forget(n)
-                kinds.pop(n, None)
-            return
-        target, value = s.targets[0].id, s.value
-        kind = self.kind(value, kinds)
-        same = None  # ``t = a``, ``t = into(a, ...)``, ``t = unbroadcast(a, x)``
-        if isinstance(value, gast.Name):
-            same = value.id
-        elif isinstance(value, gast.Call) and value.args and isinstance(
-                value.args[0], gast.Name) and (self._is(value, into) or any(
-                self._is(value, f) for f in _SAME)):
-            same = value.args[0].id
-        if same is not None:
-            arrays.alias(target, same)
-        elif self.fresh(value):
-            arrays.fresh(target)
-        else:
-            arrays.forget(target)
-        if kind is not None:
-            kinds[target] = kind
-        else:
-            kinds.pop(target, None)
 
     def _plain(self, s):
         """``s``, an adjoint's ``t = into(out, ufunc, *operands)`` (adjoint_state.py) as
@@ -547,15 +264,6 @@ class InPlace:
                 return False
         return True
 
-    def _free(self, n, value, live, target, arrays):
-        """Whether name ``n``'s array is owned, dead after this statement (which binds
-        ``target``) and read once in ``value``."""
-        names = arrays.names(n)
-        if not names or (names - {target}) & live:
-            return False
-        return sum(1 for m in S.walk(value) if isinstance(m, gast.Name)
-                   and isinstance(m.ctx, gast.Load) and m.id in names) == 1
-
     def _rewrite(self, t, value, live, arrays, kinds):
         """``t = value`` computed in place into a free operand's array, as statements,
         or None."""
@@ -669,46 +377,6 @@ class InPlace:
             return first + pre + stmts[k + 1:j] + last, j
         return None
 
-    def _live_after(self, stmts, live_out):
-        """For each top-level statement, the names read after it before being assigned
-        again (anything a nested statement mentions counts as read and never assigned),
-        a ``shape_of`` read aside."""
-        live = set(live_out)
-        found = [None] * len(stmts)
-        for k in reversed(range(len(stmts))):
-            found[k] = set(live)
-            s = stmts[k]
-            if isinstance(s, _COMPOUND):
-                live |= S.names_in(s)
-                continue
-            if isinstance(s, gast.Assign):
-                live -= S.assigned_names([s])
-            live |= set(self._unmeasured(s))
-        return found
-
-    def _unmeasured(self, node):
-        """The names ``node`` reads, but as ``shape_of``'s argument."""
-        if self._is(node, shape_of) or _measured(node):
-            return
-        if isinstance(node, gast.Name) and isinstance(node.ctx, gast.Load):
-            yield node.id
-        for child in gast.iter_child_nodes(node):
-            yield from self._unmeasured(child)
-
-    def spendable(self, arrays, result, tape):
-        """The names in ``tape`` (a Tuple: what a forward pass returns beside
-        ``result``) whose arrays are the pass's own, held by that one slot of it."""
-        for n in S.loaded_names(result):
-            arrays.share(n)
-        slots = [e.id for e in tape.elts if isinstance(e, gast.Name)]
-        return {n for n in slots if arrays.names(n) and len(arrays.names(n)) == 1
-                and slots.count(n) == 1}
-
-
-def _simple(s):
-    return (isinstance(s, gast.Assign) and len(s.targets) == 1
-            and isinstance(s.targets[0], gast.Name))
-
 
 def _in_running_order(node):
     """``node`` and the calls and operators in it whose operands it runs first,
@@ -738,29 +406,7 @@ def _replaced(tree, node, new):
     return tree
 
 
-def _array(kind):
-    """Whether ``kind`` is an array's (not a NumPy number's or a shape's)."""
-    return kind is not None and kind[1] is not NUMBER and kind[0] is not SHAPE
-
-
-def _sized(kind):
-    """Whether ``kind`` is an array's or a shape's: it has a shape class."""
-    return kind is not None and kind[1] is not NUMBER
-
-
-def _measured(node):
-    """Whether ``node`` is ``n.shape`` (``ndim``, ``size``, ``dtype``): a read that
-    keeps no reference, and that a write which keeps shape and dtype does not change."""
-    return (isinstance(node, gast.Attribute) and node.attr in ("shape", "ndim", "size", "dtype")
-            and isinstance(node.value, gast.Name))
-
-
 def _marker(s):
     """A block's comment (codegen.comment_marker): a statement that does nothing."""
     return isinstance(s, gast.Expr) and isinstance(s.value, gast.Constant) and isinstance(
         s.value.value, str)
-
-
-def _number(node):
-    """A Python int or float constant: arithmetic keeps an inexact array's dtype."""
-    return isinstance(node, gast.Constant) and type(node.value) in (int, float)
