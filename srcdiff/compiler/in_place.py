@@ -195,8 +195,7 @@ class InPlace(Ownership):
         node = self._first_reading(value, dead, top=True)
         if node is None:
             return None
-        name = self._fresh("_".join(o.id for o in self.elementwise(node)[1]
-                                    if isinstance(o, gast.Name)))
+        name = self._fresh(_name_of(node))
         return node, [S.assign(name, node)], name
 
     def _first_reading(self, node, names, top=False):
@@ -286,10 +285,25 @@ class InPlace(Ownership):
             rest[k] = S.name(v)
             return pre + self._binary(t, ufunc, rest, lambda n: n == v or self._free(
                 n, value, live, t, arrays), kinds)
+        free = lambda n: self._free(n, value, live, t, arrays)  # noqa: E731
+        for k, o in enumerate(operands):  # a free name and an expression
+            other = operands[1 - k]
+            if names[k] is None or names[1 - k] is not None or _number(other) or not (
+                    free(names[k]) and self._pure(other)):
+                continue
+            known = kinds.get(names[k])
+            if known is not None and self.keeps(known, other, kinds):
+                return self._binary(t, ufunc, operands, lambda n: n == names[k], kinds)
+            # unproven: spare reads the expression's value, made once under a name
+            temporary = self._fresh(_name_of(other))
+            rest = list(operands)
+            rest[1 - k] = S.name(temporary)
+            return [S.assign(temporary, other)] + self._binary(
+                t, ufunc, rest, lambda n: n == names[k], kinds) + [
+                gast.Delete(targets=[S.name(temporary, gast.Del())])]
         if any(n is None and not _number(o) for n, o in zip(names, operands)):
             return None
-        return self._binary(t, ufunc, operands,
-                            lambda n: self._free(n, value, live, t, arrays), kinds) or None
+        return self._binary(t, ufunc, operands, free, kinds) or None
 
     def _binary(self, t, ufunc, operands, free, kinds):
         """``t = ufunc(a, b)`` (two names) into whichever is free, proven first: as
@@ -404,6 +418,17 @@ def _replaced(tree, node, new):
         elif isinstance(value, gast.AST):
             setattr(tree, field, _replaced(value, node, new))
     return tree
+
+
+def _name_of(node):
+    """A temporary's name that says what it holds: ``dy_y`` for ``dy * y``, ``cos_y``
+    for ``np.cos(y)`` (fresh names are made from it)."""
+    names = [n.id for n in S.walk(node) if isinstance(n, gast.Name)
+             and isinstance(n.ctx, gast.Load) and n.id != "np"]
+    if isinstance(node, gast.Call) and isinstance(node.func, gast.Attribute):
+        names = [node.func.attr] + names[1:] if names and names[0] == getattr(
+            node.func.value, "id", None) else [node.func.attr] + names
+    return "_".join(names[:3]) or "t"
 
 
 def _marker(s):
