@@ -481,7 +481,9 @@ def _columns(unit, tape, seeds, shapes):
 def adjoint_source(f, wrt=0, args=None):
     """The generated forward and backward passes of ``f`` for the argument(s) ``wrt``:
     the code that runs for example arguments ``args`` (their kinds: Python floats get
-    code on ``math``, arrays of a rank...), or for arrays when none are given.  A str,
+    code on ``math``, arrays of a rank...; an array of 64 KiB or more gets the lean
+    unit, which computes in place, and its backward pass for a tape walked once,
+    ``f_backward_spent``: compiler/in_place.py), or for arrays when none are given.  A str,
     shown in a notebook with each source line beside its adjoint block
     (:class:`srcdiff.view.AdjointSource`; ``.html_page()`` is a whole HTML page).
     ``python -m srcdiff show FILE.py:FUNC`` prints the same from the shell.  Example::

@@ -34,7 +34,7 @@ from ._recording import STATE
 from .compiler.errors import CompileError, for_user
 from .eager_numbers import exactly
 from .compiler.parse import check_function, parse_function
-from .compiler.cache import CACHE, NOT_FUNCTIONS, functions_of, ranks_of
+from .compiler.cache import CACHE, LEAN_BYTES, NOT_FUNCTIONS, functions_of, lean_dtypes, ranks_of
 from .ops.array_ops import identity
 from .nest import unwrapped
 from .rules.containers import CONTAINERS, Items, dense, zeros_like
@@ -483,8 +483,10 @@ class Units:
         # the rank of each array (the dtype of a 0-d one, which a float64 number may be
         # passed as: see numbers), the type of anything else: one pass for all
         ndarray = np.ndarray
-        signature = tuple([a.ndim or a.dtype if type(a) is ndarray else type(a)
-                           for a in args])
+        # (an array of LEAN_BYTES or more as its rank and dtype: it selects the
+        # memory-lean unit, compiler/in_place.py; a small one costs one size test)
+        signature = tuple([(a.ndim or a.dtype if a.nbytes < LEAN_BYTES else (a.ndim, a.dtype))
+                           if type(a) is ndarray else type(a) for a in args])
         traits = self.traits.get(signature)
         if traits is None:
             types = [t if isinstance(t, type) else np.ndarray for t in signature]
@@ -522,18 +524,19 @@ class Units:
             if type(a) is np.ndarray and a.ndim == 0 and a.dtype == np.float64)
         kinds = [kind(v) for v in args]
         ranks = ranks_of(args)
+        lean = None if batched else lean_dtypes(args, LEAN_BYTES)  # as ``get`` tells
         if numbers:
             unit = self._lookup(["float64" if i in numbers else k for i, k in enumerate(kinds)],
                                 active, lifted, [None if i in numbers else r
                                                  for i, r in enumerate(ranks)],
-                                functions, batched)
+                                functions, batched, lean)
             if getattr(unit, "specialised", False):
                 return unit, numbers
-        return self._lookup(kinds, active, lifted, ranks, functions, batched), None
+        return self._lookup(kinds, active, lifted, ranks, functions, batched, lean), None
 
-    def _lookup(self, kinds, active, lifted, ranks, functions, batched):
+    def _lookup(self, kinds, active, lifted, ranks, functions, batched, lean=None):
         unit, why = CACHE.lookup(self.fn, active, tuple(kinds), lifted, tuple(ranks),
-                                 functions, batched=batched)
+                                 functions, batched=batched, lean=lean)
         if why is None:
             self.hits += 1
         else:

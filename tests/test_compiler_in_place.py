@@ -226,6 +226,7 @@ def test_the_bridge_costs_what_sd_grad_costs():
     by_grad = peak_memory(grad, (x,)) / x.nbytes
     by_bridge = peak_memory(bridge, ()) / x.nbytes
     assert by_bridge < by_grad + 0.5, (by_bridge, by_grad)
+    assert by_bridge < 2.2  # two arrays beyond x: the lean unit's (compiler/in_place.py)
 
 
 def test_a_tape_used_once_for_a_jacobian_row_by_row_keeps_the_compiled_tape():

@@ -26,7 +26,7 @@ from .codegen import release
 
 class Cache:
     """Compiled units, keyed weakly by function, then by (active mask, scalar mask, lifted,
-    ranks, function arguments, batched): see :func:`ranks_of`.  A ``batched`` unit holds
+    ranks, function arguments, batched, lean): see :func:`ranks_of`, :func:`lean_dtypes`.  A ``batched`` unit holds
     a batched backward pass besides the plain one (``Unit.backward_rows``), and calls
     batched units: jacobians ask for it, gradients never pay for it.
 
@@ -63,7 +63,8 @@ class Cache:
             self.hits = self.misses = 0
             self.last_miss = None
 
-    def get(self, fn, active, scalars=None, lifted=(), ranks=None, functions=(), batched=False):
+    def get(self, fn, active, scalars=None, lifted=(), ranks=None, functions=(), batched=False,
+            lean=None):
         """The unit of ``fn`` with ``active`` parameters (a tuple of bools).
 
         ``lifted`` names expressions the function reads (free names, attributes
@@ -72,11 +73,13 @@ class Cache:
         ``ranks`` are the ranks of array arguments (see :func:`ranks_of`);
         ``functions`` holds (position, function) for each parameter that is passed a
         function (an activation, a right-hand side): the unit calls that function;
-        ``batched`` asks for a unit with a batched backward pass too."""
-        return self.lookup(fn, active, scalars, lifted, ranks, functions, batched)[0]
+        ``batched`` asks for a unit with a batched backward pass too; ``lean``, the
+        dtype of each large array argument (see :func:`lean_dtypes`), for the
+        memory-lean unit (compiler/in_place.py)."""
+        return self.lookup(fn, active, scalars, lifted, ranks, functions, batched, lean)[0]
 
     def lookup(self, fn, active, scalars=None, lifted=(), ranks=None, functions=(),
-               batched=False):
+               batched=False, lean=None):
         """``(unit, why)``: ``why`` is None for a hit, else why it compiled.
 
         A wrapper is compiled as written (a decorator may change the result), never
@@ -87,7 +90,8 @@ class Cache:
         scalars = tuple(scalars) if scalars is not None else (False,) * len(active)
         ranks = tuple(ranks) if ranks is not None else (None,) * len(active)
         functions = tuple(functions)
-        key = (tuple(active), scalars, tuple(lifted), ranks, _weakly(functions), bool(batched))
+        key = (tuple(active), scalars, tuple(lifted), ranks, _weakly(functions), bool(batched),
+               None if batched else lean)
         unit, reason = self._find(fn, key)
         if unit is not None:
             return unit, None
@@ -146,7 +150,7 @@ class Cache:
         building[fn, key] = recursive = Recursive(fn, key[0])
         try:
             unit = compile_unit(_as_defined(fn), *key[:2], self, key[2], key[3], functions,
-                                key[5])
+                                key[5], key[6])
         finally:
             del building[fn, key]
         recursive.resolve(unit)
@@ -171,6 +175,19 @@ def _weak(fn):
         return weakref.ref(fn)
     except TypeError:
         return fn
+
+
+LEAN_BYTES = 1 << 16  # an array argument this large selects the memory-lean unit
+
+
+def lean_dtypes(values, limit=LEAN_BYTES):
+    """The dtype of each array among ``values`` of ``limit`` bytes or more (None for
+    anything else), or None if there is none: such a call runs the memory-lean unit,
+    whose code computes in place into the arrays it owns (compiler/in_place.py); a
+    smaller call runs the plain unit, where a new array costs less than the write."""
+    found = tuple([v.dtype if type(v) is np.ndarray and v.nbytes >= limit else None
+                   for v in values])
+    return found if any(d is not None for d in found) else None
 
 
 def ranks_of(values):

@@ -36,6 +36,7 @@ from .errors import CompileError, InvariantError, NotBatched
 from .facts import gather
 from .exits import ExitLowering
 from .forward import Forward, shape_only
+from .in_place import InPlace
 from .local_functions import inline_local_functions
 from .methods import receivers
 from .names import Names
@@ -81,7 +82,8 @@ def prepare(fn, lifted=(), functions=(), arity=None):
     return parsed, node, names
 
 
-def compile_unit(fn, active, scalars, cache, lifted=(), ranks=(), functions=(), batched=False):
+def compile_unit(fn, active, scalars, cache, lifted=(), ranks=(), functions=(), batched=False,
+                 lean=None):
     parsed, node, names = prepare(fn, lifted, functions, len(active) - len(lifted))
     if checks.enabled():
         checks.check_anf(node, parsed.source_map)
@@ -101,8 +103,8 @@ def compile_unit(fn, active, scalars, cache, lifted=(), ranks=(), functions=(), 
         node.body[:0] = [S.assign(n, gast.Subscript(value=values, slice=S.const(n),
                                                     ctx=gast.Load())) for n in live]
     name = unit_name(fn)
-    for own in (f"{name}_forward", f"{name}_backward"):  # taken: a callee of the same
-        refs.bind(object(), own)                          # name is bound under another
+    for own in (f"{name}_forward", f"{name}_backward", f"{name}_backward_spent"):  # taken:
+        refs.bind(object(), own)  # a callee of the same name is bound under another
 
     def compile_call(callee, mask, callee_scalars, at, inputs):
         if isinstance(callee, Method):  # resolved when it runs: dispatch.py
@@ -167,7 +169,11 @@ def compile_unit(fn, active, scalars, cache, lifted=(), ranks=(), functions=(), 
         defs.append(_backward_def(f"{name}_backward_rows", ["tape", d_out, rows],
                                   _released(copy.deepcopy(unpack) + code,
                                             ["tape", d_out, rows], rows_result, keep | {rows})))
-    namespace = {**parsed.namespace, **refs.bound}
+    lean = lean if not (batched or specialised) else None
+    if lean is not None:  # computed in place into the arrays the code owns (in_place.py)
+        spent, seed = _lean(defs, params, lean, ranks, refs, tape_names)
+        defs.append(spent)
+    namespace = {**parsed.namespace, **refs.bound}  # after every pass has bound its names
     if checks.enabled():
         for each in defs[1:]:
             checks.check_pair(forward, each, namespace, node)
@@ -183,6 +189,9 @@ def compile_unit(fn, active, scalars, cache, lifted=(), ranks=(), functions=(), 
     unit.several = len(outputs) > 1  # it returns a tuple
     depth = pair.depths.get(getattr(outputs[0], "id", None), (0, 0))
     unit.depth = depth[1] if depth[0] and not unit.several else 0
+    if lean is not None:
+        unit.lean, unit.seed = lean, seed
+        unit.backward_spent = scope[defs[2].name]
     if isinstance(pair.rows, tuple):
         unit.backward_rows = scope[defs[2].name]
     else:
@@ -231,6 +240,34 @@ def _released(body, params, result, keep):
     walks it again (a persistent tape, a pullback) keeps every value alive."""
     points = release_points(body, params, S.loaded_names(result), keep)
     return with_deletes(body, points) + [gast.Return(value=result)]
+
+
+def _lean(defs, params, dtypes, ranks, refs, tape_names):
+    """The lean unit's passes (in_place.py): ``defs`` (forward, backward) rewritten in
+    place, and (the backward pass for a spent tape, the types of seed it is for):
+    it may also write into the saved arrays that the forward pass made and only the
+    tape holds, and where the result is a NumPy number it is proven for a seed of
+    that number's dtype or a Python float only (None: for any)."""
+    forward, backward = defs[0], defs[1]
+    known = {p: (d, r) for p, d, r in zip(params, dtypes, ranks) if d is not None}
+    in_place = InPlace(refs, set().union(*map(S.names_in, defs), refs.bound, refs.user))
+    ret = forward.body[-1]
+    forward.body, arrays, kinds = in_place.run(forward.body[:-1], S.loaded_names(ret),
+                                               kinds=in_place.param_kinds(known))
+    forward.body.append(ret)
+    result, tape = ret.value.elts
+    spendable = in_place.spendable(arrays, result, tape) if tape_names else set()
+    saved = {n: in_place.kind(e, kinds) for n, e in zip(tape_names, tape.elts)}
+    saved = {n: k for n, k in saved.items() if k is not None}
+    body = backward.body
+    params = [a.id for a in backward.args.args]
+    seed = in_place.seed_kind(result, kinds)  # the spending walk checks its seed's type
+    spent = _backward_def(backward.name + "_spent", params,
+                          in_place.run(copy.deepcopy(body[:-1]), S.loaded_names(body[-1]),
+                                       spendable, {**saved, params[1]: seed} if seed else saved
+                                       )[0] + [copy.deepcopy(body[-1])])
+    backward.body = in_place.run(body[:-1], S.loaded_names(body[-1]), set(), saved)[0] + body[-1:]
+    return spent, seed[0] if seed else None
 
 
 def _backward_def(name, params, body):

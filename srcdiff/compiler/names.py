@@ -24,10 +24,10 @@ from . import syntax as S
 # only to be saved and the check of a read of it (``UNBOUND``, ``unbound``), the free
 # names' values read when the function runs (``free_values``), the copy of a view a
 # write is about to change (``snapshot``), arithmetic written into an owned adjoint
-# (``into``).
+# (``into``), the lean unit's check of an array to write into (``spare``).
 EMITTED = frozenset({"np", "tape", "_", "range", "reversed", "len", "min", "float", "slice",
                      "cast", "shape_of", "UNBOUND", "unbound", "free_values", "snapshot",
-                     "into"})
+                     "into", "spare"})
 # Compiled callees are bound as NAME_forward and NAME_backward.
 CALLEE_SUFFIXES = ("_forward", "_backward")
 

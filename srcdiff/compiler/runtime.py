@@ -106,3 +106,30 @@ def into(out, ufunc, *args):
         else:
             return ufunc(*args, out=out)
     return _OPERATORS[ufunc](*args)
+
+
+def spare(out, *others):
+    """``out`` where ``ufunc(..., *others, out=out)`` (``out`` among its operands)
+    gives exactly the array ``ufunc`` would make, else None (NumPy makes a new one):
+    ``out`` is an ndarray of inexact dtype, and each other operand a Python number
+    (NumPy keeps out's dtype for it; a complex one only a complex out's) or an array
+    or NumPy number of out's dtype whose shape broadcasts to out's.  The lean unit's
+    check (in_place.py) where the compiler cannot prove it; only for an ``out`` that
+    nothing else refers to or reads afterwards: its old value is lost."""
+    if type(out) is not np.ndarray or out.dtype.kind not in "fc":
+        return None
+    dtype, shape = out.dtype, out.shape
+    for a in others:
+        kind = type(a)
+        if kind is float or kind is int or kind is bool:
+            continue
+        if kind is complex:
+            if dtype.kind != "c":
+                return None
+            continue
+        if not (kind is np.ndarray or isinstance(a, np.generic)) or a.dtype != dtype:
+            return None
+        if a.shape != shape and (a.ndim > len(shape) or any(
+                n != 1 and n != m for n, m in zip(a.shape[::-1], shape[::-1]))):
+            return None
+    return out

@@ -8,6 +8,13 @@ adjoints of the active parameters.  Both are plain NumPy code.  A unit compiled
 dresults, rows)``, for a batch of adjoints with the leading shape ``rows`` (one
 walk for a whole jacobian), or None and ``not_batched`` saying why.
 
+A call with an array argument of ``cache.LEAN_BYTES`` or more runs the function's
+*lean* unit, compiled beside the plain one (``lean`` holds the large arrays'
+dtypes): the same values, computed in place into arrays its code owns
+(in_place.py), and ``backward_spent``, the backward pass that ``spend`` runs, also
+into the saved arrays of the tape it empties.  Smaller calls run the plain unit,
+which writes into nothing but the adjoints it owns (adjoint_state.py).
+
 Invariant: a unit never writes into the caller's arrays (``run`` hands the code
 copies or read-only views), and it is current while every free name its code was
 built on (``dependencies``) still means the same object.  driver.py builds units;
@@ -27,7 +34,7 @@ class Unit:
     __slots__ = ("name", "forward", "backward", "source", "blocks", "params", "wrt", "_fn",
                  "dependencies", "mutated", "callees", "unconnected", "several",
                  "depth", "filename", "specialised", "backward_rows", "not_batched",
-                 "__weakref__")
+                 "backward_spent", "lean", "seed", "__weakref__")
 
     def __init__(self, name, forward, backward, source, params, wrt, fn, dependencies,
                  mutated=()):
@@ -50,6 +57,9 @@ class Unit:
         self.specialised = False      # made for Python floats (numbers.py): guarded
         self.backward_rows = None     # the batched backward pass (compiled ``batched``)
         self.not_batched = None       # why it has none, if it was asked for
+        self.lean = None              # memory-lean: the large arrays' dtypes (in_place.py)
+        self.backward_spent = None    # a lean unit's backward pass for a spent tape
+        self.seed = None              # the dtype of seed it is for (None: any)
 
     @property
     def fn(self):
@@ -103,7 +113,13 @@ class Unit:
         unit.run(args)``), which it empties: as nothing else holds the tape then, the
         backward pass frees each saved value after the last adjoint that reads it.
         Only for a tape walked once; one walked again (a persistent tape, a pullback,
-        a jacobian's rows) goes to ``backward`` as it is, and stays whole."""
+        a jacobian's rows) goes to ``backward`` as it is, and stays whole.  A lean
+        unit's (in_place.py) computes into the saved arrays it reads last too
+        (``backward_spent``, for a seed that is a number of dtype ``seed``); its ``backward``
+        writes only into arrays it makes."""
+        spent = self.backward_spent
+        if spent is not None and (self.seed is None or _seed_of(g, self.seed)):
+            return spent(taken.pop(), g)
         return self.backward(taken.pop(), g)
 
     def backward_batch(self, tape, g):
@@ -124,6 +140,17 @@ class Unit:
 
 
 GONE = object()  # what a dependency records for a name then unbound
+
+
+def _seed_of(g, dtype):
+    """Whether ``g`` is a number whose spread over an array (``rules.helpers._spread``)
+    has ``dtype``: a NumPy number or 0-d array of it, or a Python float for float64."""
+    if type(g) is float:
+        return dtype == _FLOAT64
+    return getattr(g, "dtype", None) == dtype and g.ndim == 0
+
+
+_FLOAT64 = np.dtype(np.float64)
 
 
 def _own_copy(value):
