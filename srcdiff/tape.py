@@ -24,6 +24,7 @@ from .rules.helpers import batched
 from .rules.registry import Rule, primitive_name
 from .tensor import (IndexedSlices, Tensor, Variable, _ArrayLike, _new, _raw, cast,
                      convert_to_tensor)
+from .walk_steps import STEPS, step_of
 
 logger = logging.getLogger("srcdiff")
 
@@ -67,6 +68,7 @@ class _Records:
 
 _RULES = registry._VJPS
 _NDARRAY = np.ndarray
+_FLOAT64 = np.dtype(np.float64)
 _LARGE = 1 << 16  # bytes of a value from which a tape slims its records before its one walk
 _NO_KWARGS = {}  # shared by the records of calls without keywords: one dict less to keep each
 
@@ -181,7 +183,7 @@ class GradientTape:
         return tuple(v for _, v in sorted(self._tape.variables.items()))
 
     # --- called by srcdiff.tensor while this tape records ---
-    def _record(self, fn, args, raw, kwargs, out, is_complex, rule=None):
+    def _record(self, fn, args, raw, kwargs, out, rule=None):
         tape = self._tape
         tracked = tape.tracked
         for a in args:
@@ -189,6 +191,9 @@ class GradientTape:
                 break
         else:
             return
+        dtype = out._value.dtype
+        if dtype is not _FLOAT64 and dtype.kind not in "fc":  # the commonest dtype first
+            return  # no gradient reaches other dtypes
         if self._compiled:  # compiled code runs, begun while this tape recorded
             compiled_code_met(primitive_name(fn))
         if rule is None:  # the table first: rule_of also asks fn itself
@@ -200,7 +205,7 @@ class GradientTape:
         # _Records.add, inlined: this runs once per recorded operation
         tape.records.append((rule, args, raw, kwargs or _NO_KWARGS, out))
         tracked.add(id(out))
-        if is_complex:
+        if dtype is not _FLOAT64 and dtype.kind == "c":
             tape.complex = True
 
     def _read_variable(self, variable, snapshot):
@@ -565,14 +570,13 @@ def _walk_entries(entries, grads, source_ids, reaches, batched, conjugating):
 
 
 def _walk_plain(records, grads, source_ids, reaches):
-    """``_walk`` on arrays, with no batch axis and no conjugation: each vjp is one
-    plain call.  This is the tape's hottest loop, so one and two inputs with a vjp
-    each (nearly every record) are unrolled: a call with its arguments spelled out
-    runs in the interpreter's own loop, where ``vjp(g, ans, *values)`` costs a
-    C-level call more (as much as a small vjp), and a loop over the inputs costs
-    as much again.  Each ``previous + d`` is ``_accumulate``, inlined.  A rule with
-    a joint form (a compiled function's) is called once for all its inputs."""
+    """``_walk`` on arrays, with no batch axis and no conjugation.  This is the tape's
+    hottest loop: a record without keywords takes its rule's walk step (one frame for
+    all its inputs, see walk_steps.py); the others, and rules without a step, call
+    each input's vjp.  A rule with a joint form (a compiled function's) is called once
+    for all its inputs."""
     get, pop = grads.get, grads.pop
+    steps = STEPS.get
     pop_record = records.pop  # the caller's list: emptied, last record first
     while records:
         rule, args, raw, kwargs, out = pop_record()
@@ -583,37 +587,20 @@ def _walk_plain(records, grads, source_ids, reaches):
             continue
         if type(g) is IndexedSlices and rule is not _READ:
             g = g.dense()
-        ans = out._value
-        vjps = rule.vjps
-        n = len(args)
-        if n == 1 and not kwargs and vjps:
-            key = id(args[0])
-            vjp = vjps[0] if key in reaches else None
-            d = None if vjp is None else vjp(g, ans, raw[0])
-        elif n == 2 and not kwargs and len(vjps) == 2:
-            x, y = raw
-            key = id(args[0])
-            vjp = vjps[0] if key in reaches else None
-            if vjp is not None and (d := vjp(g, ans, x, y)) is not None:
-                previous = get(key)
-                grads[key] = d if previous is None else previous + d
-            key = id(args[1])  # the second input's adjoint: added below
-            vjp = vjps[1] if key in reaches else None
-            d = None if vjp is None else vjp(g, ans, x, y)
-        elif rule.joint is not None:  # one call for every input (a compiled function's)
+        if not kwargs:
+            step = steps(rule) or step_of(rule)
+            if step is not None and step(g, out._value, args, raw, reaches, grads) is None:
+                continue
+        if rule.joint is not None:  # one call for every input (a compiled function's)
             _joint_step(rule, g, out, args, raw, reaches, grads)
             continue
-        else:
-            for i, a in enumerate(args):
-                key = id(a)
-                if key in reaches and (vjp := rule.vjp(i)) is not None:
-                    d = vjp(g, ans, *raw, **kwargs)
-                    if d is not None:
-                        _accumulate(grads, key, d)
-            continue
-        if d is not None:  # None: a compiled adjoint found no path to this input
-            previous = get(key)
-            grads[key] = d if previous is None else previous + d
+        ans = out._value
+        for i, a in enumerate(args):
+            key = id(a)
+            if key in reaches and (vjp := rule.vjp(i)) is not None:
+                d = vjp(g, ans, *raw, **kwargs)
+                if d is not None:  # None: a compiled adjoint found no path to this input
+                    _accumulate(grads, key, d)
 
 
 def _joint_step(rule, g, out, args, raw, reaches, grads):

@@ -12,7 +12,7 @@ import numpy as np
 
 from .._recording import STATE
 from ..rules.registry import RAW
-from ..tensor import Tensor, _ArrayLike, _as_array, _run as run, apply, convert_to_tensor
+from ..tensor import Tensor, _ArrayLike, _as_array, _run1, apply, convert_to_tensor
 
 
 def _lift(values):
@@ -69,7 +69,7 @@ def primitive_op(fn, name, params=("x",)):
 
     def call(*args, **kwargs):
         if unary and len(args) == 1 and not kwargs and type(args[0]) is Tensor:  # sd.sin(x)
-            return run(fn, impl, args, (args[0]._value,), None, STATE.tapes)
+            return _run1(fn, impl, args[0], args[0]._value, STATE.tapes)
         if kwargs or len(args) != len(params):
             args = signature.bind(*args, **kwargs).args[:len(params)]
         return apply(fn, *_lift(args))
