@@ -5,9 +5,11 @@ it was applied to and the arrays behind them, and the Tensor it produced.  The
 backward walk visits the records in reverse and calls each input's vjp.  When another tape is recording
 at that moment the vjps run on the Tensors themselves, so the gradient
 computation is recorded in turn: that is how nested tapes give higher
-derivatives.  Otherwise they run on the raw arrays, which is the fast path.
-A tape used once, with large values, first turns its records into entries that keep
-only the values their rules read (``_slim``), so the others are freed before the walk.
+derivatives.  Otherwise they run on the raw arrays, which is the fast path: there
+a record takes its rule's walk step, all its inputs' vjps in one generated function
+(walk_steps.py).  A tape used once, with large values, first turns its records into
+entries that keep only the values their rules read (``_slim``), so the others are
+freed before the walk.
 """
 import contextlib
 import enum

@@ -117,9 +117,9 @@ def _body(vjp, i, inputs, namespace):
     syntax = rule_syntax(vjp)
     if syntax.vararg is not None or syntax.kwonly or syntax.argnum is not None:
         return None
-    params = syntax.params
-    if len(params) < len(inputs) or any(
-            not isinstance(syntax.defaults.get(p), gast.Constant) for p in params[len(inputs):]):
+    params, extra = syntax.params, syntax.params[len(inputs):]
+    if len(params) < len(inputs) or any(  # the others take their defaults: constants only
+            not isinstance(syntax.defaults.get(p), gast.Constant) for p in extra):
         return None
     if syntax.globals_used() & _LOCALS.union(inputs):
         return None

@@ -110,9 +110,9 @@ def walk(request, monkeypatch):
 def program(x, y):
     """Broadcasting where unbroadcast must sum (y of shape (3, 1) against x's (4,)),
     size-1 axes, a 0-d value and a Python float beside Tensors."""
-    s = sd.reduce_sum(x)                        # 0-d
-    z = sd.sin(x) * y + 0.5                     # (3, 4): x's adjoint sums over rows, y's over columns
-    w = sd.tanh(z) - sd.exp(-z) * s             # a 0-d factor broadcast to (3, 4)
+    s = sd.reduce_sum(x)                # 0-d
+    z = sd.sin(x) * y + 0.5             # (3, 4): x's adjoint sums rows, y's columns
+    w = sd.tanh(z) - sd.exp(-z) * s     # a 0-d factor broadcast to (3, 4)
     return sd.reduce_sum(w * w / (1.0 + y * y))
 
 
