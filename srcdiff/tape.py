@@ -26,7 +26,7 @@ from .rules.helpers import batched
 from .rules.registry import Rule, primitive_name
 from .tensor import (IndexedSlices, Tensor, Variable, _ArrayLike, _new, _raw, cast,
                      convert_to_tensor)
-from .walk_steps import STEPS, step_of
+from .walk_steps import STEPS, hot_step
 
 logger = logging.getLogger("srcdiff")
 
@@ -573,10 +573,14 @@ def _walk_entries(entries, grads, source_ids, reaches, batched, conjugating):
 
 def _walk_plain(records, grads, source_ids, reaches):
     """``_walk`` on arrays, with no batch axis and no conjugation.  This is the tape's
-    hottest loop: a record without keywords takes its rule's walk step (one frame for
-    all its inputs, see walk_steps.py); the others, and rules without a step, call
-    each input's vjp.  A rule with a joint form (a compiled function's) is called once
-    for all its inputs."""
+    hottest loop.  A record without keywords of a rule the walks have met often takes
+    the rule's walk step: all its inputs' vjps in one generated frame (walk_steps.py).
+    Otherwise each vjp is one plain call; one and two inputs with a vjp each (nearly
+    every record) are unrolled: a call with its arguments spelled out runs in the
+    interpreter's own loop, where ``vjp(g, ans, *values)`` costs a C-level call more
+    (as much as a small vjp), and a loop over the inputs costs as much again.  Each
+    ``previous + d`` is ``_accumulate``, inlined.  A rule with a joint form (a
+    compiled function's) is called once for all its inputs."""
     get, pop = grads.get, grads.pop
     steps = STEPS.get
     pop_record = records.pop  # the caller's list: emptied, last record first
@@ -589,20 +593,43 @@ def _walk_plain(records, grads, source_ids, reaches):
             continue
         if type(g) is IndexedSlices and rule is not _READ:
             g = g.dense()
+        ans = out._value
         if not kwargs:
-            step = steps(rule) or step_of(rule)
-            if step is not None and step(g, out._value, args, raw, reaches, grads) is None:
+            step = steps(rule, rule)  # the rule itself: not met often yet
+            if step is rule:
+                step = hot_step(rule)
+            if step is not None and step(g, ans, args, raw, reaches, grads) is None:
                 continue
-        if rule.joint is not None:  # one call for every input (a compiled function's)
+        vjps = rule.vjps
+        n = len(args)
+        if n == 1 and not kwargs and vjps:
+            key = id(args[0])
+            vjp = vjps[0] if key in reaches else None
+            d = None if vjp is None else vjp(g, ans, raw[0])
+        elif n == 2 and not kwargs and len(vjps) == 2:
+            x, y = raw
+            key = id(args[0])
+            vjp = vjps[0] if key in reaches else None
+            if vjp is not None and (d := vjp(g, ans, x, y)) is not None:
+                previous = get(key)
+                grads[key] = d if previous is None else previous + d
+            key = id(args[1])  # the second input's adjoint: added below
+            vjp = vjps[1] if key in reaches else None
+            d = None if vjp is None else vjp(g, ans, x, y)
+        elif rule.joint is not None:  # one call for every input (a compiled function's)
             _joint_step(rule, g, out, args, raw, reaches, grads)
             continue
-        ans = out._value
-        for i, a in enumerate(args):
-            key = id(a)
-            if key in reaches and (vjp := rule.vjp(i)) is not None:
-                d = vjp(g, ans, *raw, **kwargs)
-                if d is not None:  # None: a compiled adjoint found no path to this input
-                    _accumulate(grads, key, d)
+        else:
+            for i, a in enumerate(args):
+                key = id(a)
+                if key in reaches and (vjp := rule.vjp(i)) is not None:
+                    d = vjp(g, ans, *raw, **kwargs)
+                    if d is not None:
+                        _accumulate(grads, key, d)
+            continue
+        if d is not None:  # None: a compiled adjoint found no path to this input
+            previous = get(key)
+            grads[key] = d if previous is None else previous + d
 
 
 def _joint_step(rule, g, out, args, raw, reaches, grads):

@@ -29,6 +29,10 @@ call kept for when they are not, and each adjoint added to what ``grads`` holds.
         _key = id(_args[1])
         ...
 
+A rule takes its step once the walks have met ``HOT`` of its records: reading its
+syntax costs about a millisecond (more for a module's first rule), which a step repays
+only over thousands of records; until then its vjps are called one by one.
+
 Invariant: ``step(g, ans, args, raw, reaches, grads)``, for a record of the rule
 without keywords, either returns True having done nothing (``raw`` holds another
 number of inputs than the rule has vjps), or leaves ``grads`` exactly as calling each
@@ -45,8 +49,9 @@ import gast
 
 from .rules import helpers
 
-# step per rule, None for a rule without one; rules made per call are never entered
-STEPS = {}
+STEPS = {}  # the step of each rule met often, None for a rule that has none
+_MET = {}  # how many records of each rule not in STEPS the walks have taken
+HOT = 2000
 
 _LOCALS = frozenset({"_g", "_ans", "_args", "_raw", "_reaches", "_grads", "_key", "_d",
                      "_same", "_previous"})
@@ -56,8 +61,21 @@ _SCOPES = (gast.Lambda, gast.ListComp, gast.SetComp, gast.DictComp, gast.Generat
            gast.NamedExpr, gast.Yield, gast.YieldFrom, gast.Await)
 
 
+def hot_step(rule):
+    """The walk step of ``rule`` once the walks have met ``HOT`` of its records (kept
+    in ``STEPS`` from then on), None before that, or if it has none."""
+    if rule.joint is not None or rule.argnum_vjp is not None:
+        return None  # made per call, or one vjp for every input: never stepped
+    met = _MET.get(rule, 0) + 1
+    if met < HOT:
+        _MET[rule] = met
+        return None
+    _MET.pop(rule, None)
+    return step_of(rule)
+
+
 def step_of(rule):
-    """The walk step of ``rule`` (see the module doc), or None."""
+    """The walk step of ``rule`` (see the module doc), or None; kept in ``STEPS``."""
     if rule.joint is not None or rule.argnum_vjp is not None:
         return None  # made per call, or one vjp for every input: the general walk
     try:

@@ -98,12 +98,21 @@ def test_a_generated_step_reads_as_the_rule_does():
     assert "_d = _g * _x1" in source and "_d = unbroadcast(_d, _x0)" in source
 
 
+def fresh_steps(monkeypatch, hot):
+    """No rule stepped yet; a rule takes its step once ``hot`` of its records are met."""
+    steps = {}
+    monkeypatch.setattr(tape_module, "STEPS", steps)
+    monkeypatch.setattr(walk_steps, "STEPS", steps)
+    monkeypatch.setattr(walk_steps, "_MET", {})
+    monkeypatch.setattr(walk_steps, "HOT", hot)
+    return steps
+
+
 @pytest.fixture(params=["steps", "vjps"])
 def walk(request, monkeypatch):
-    """The tape walked with its rules' steps, or with every vjp called one by one."""
-    if request.param == "vjps":
-        monkeypatch.setattr(tape_module, "STEPS", {})
-        monkeypatch.setattr(tape_module, "step_of", lambda rule: None)
+    """The tape walked with its rules' steps from their first record, or with every
+    vjp called one by one."""
+    fresh_steps(monkeypatch, 1 if request.param == "steps" else 10 ** 9)
     return request.param
 
 
@@ -147,12 +156,29 @@ def test_steps_give_the_general_walks_gradients_bit_for_bit(monkeypatch):
         again = tape.gradient(loss, [y, x])  # a persistent tape walked twice
         return [g.numpy() for g in first + again]
 
+    fresh_steps(monkeypatch, 10 ** 9)
+    unrolled = gradients()
+    steps = fresh_steps(monkeypatch, 1)
     stepped = gradients()
-    monkeypatch.setattr(tape_module, "STEPS", {})
-    monkeypatch.setattr(tape_module, "step_of", lambda rule: None)
-    for a, b in zip(stepped, gradients()):
+    assert rule_of(np.multiply) in steps and rule_of(np.tanh) in steps
+    for a, b in zip(stepped, unrolled):
         assert np.array_equal(a, b)
     assert np.array_equal(stepped[0], stepped[3]) and np.array_equal(stepped[1], stepped[2])
+
+
+def test_a_rule_takes_its_step_once_the_walks_have_met_it_often(monkeypatch):
+    steps = fresh_steps(monkeypatch, 5)
+    x = sd.constant(np.array([0.5, 1.5]))
+    grads = []
+    for _ in range(3):  # two records of sin a walk: the fifth, in the third walk, is hot
+        with sd.GradientTape() as tape:
+            tape.watch(x)
+            y = sd.reduce_sum(sd.sin(sd.sin(x)))
+        grads.append(tape.gradient(y, x).numpy())
+        assert (rule_of(np.sin) in steps) == (len(grads) == 3)
+    assert steps[rule_of(np.sin)] is not None
+    assert np.array_equal(grads[0], grads[2])
+    np.testing.assert_allclose(grads[0], np.cos(np.sin(x.numpy())) * np.cos(x.numpy()))
 
 
 def test_second_derivatives_through_steps(walk):
