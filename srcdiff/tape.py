@@ -26,7 +26,7 @@ from .rules.helpers import batched
 from .rules.registry import Rule, primitive_name
 from .tensor import (IndexedSlices, Tensor, Variable, _ArrayLike, _new, _raw, cast,
                      convert_to_tensor)
-from .walk_steps import STEPS, hot_step
+from . import walk_steps
 
 logger = logging.getLogger("srcdiff")
 
@@ -573,16 +573,16 @@ def _walk_entries(entries, grads, source_ids, reaches, batched, conjugating):
 
 def _walk_plain(records, grads, source_ids, reaches):
     """``_walk`` on arrays, with no batch axis and no conjugation.  This is the tape's
-    hottest loop.  A record without keywords of a rule the walks have met often takes
-    the rule's walk step: all its inputs' vjps in one generated frame (walk_steps.py).
-    Otherwise each vjp is one plain call; one and two inputs with a vjp each (nearly
-    every record) are unrolled: a call with its arguments spelled out runs in the
+    hottest loop.  Once this process's walks have taken many records, a record without
+    keywords takes its rule's walk step: all its inputs' vjps in one generated frame
+    (walk_steps.py).  Otherwise each vjp is one plain call; one and two inputs with a
+    vjp each (nearly every record) are unrolled: a call with its arguments spelled out runs in the
     interpreter's own loop, where ``vjp(g, ans, *values)`` costs a C-level call more
     (as much as a small vjp), and a loop over the inputs costs as much again.  Each
     ``previous + d`` is ``_accumulate``, inlined.  A rule with a joint form (a
     compiled function's) is called once for all its inputs."""
     get, pop = grads.get, grads.pop
-    steps = STEPS.get
+    steps, stepping = walk_steps.STEPS.get, walk_steps.stepping(len(records))
     pop_record = records.pop  # the caller's list: emptied, last record first
     while records:
         rule, args, raw, kwargs, out = pop_record()
@@ -594,10 +594,10 @@ def _walk_plain(records, grads, source_ids, reaches):
         if type(g) is IndexedSlices and rule is not _READ:
             g = g.dense()
         ans = out._value
-        if not kwargs:
-            step = steps(rule, rule)  # the rule itself: not met often yet
-            if step is rule:
-                step = hot_step(rule)
+        if stepping and not kwargs:
+            step = steps(rule, rule)
+            if step is rule:  # not met since the walks began to step
+                step = walk_steps.step_of(rule)
             if step is not None and step(g, ans, args, raw, reaches, grads) is None:
                 continue
         vjps = rule.vjps

@@ -29,9 +29,10 @@ call kept for when they are not, and each adjoint added to what ``grads`` holds.
         _key = id(_args[1])
         ...
 
-A rule takes its step once the walks have met ``HOT`` of its records: reading its
-syntax costs about a millisecond (more for a module's first rule), which a step repays
-only over thousands of records; until then its vjps are called one by one.
+The walks take steps once this process's walks have taken ``HOT`` records, each rule's
+derived the first time a walk meets it then: reading a rule's syntax costs about a
+millisecond (a few more for a module's first rule), which its step repays only over
+some ten thousand records; until then each vjp is called on its own.
 
 Invariant: ``step(g, ans, args, raw, reaches, grads)``, for a record of the rule
 without keywords, either returns True having done nothing (``raw`` holds another
@@ -49,9 +50,9 @@ import gast
 
 from .rules import helpers
 
-STEPS = {}  # the step of each rule met often, None for a rule that has none
-_MET = {}  # how many records of each rule not in STEPS the walks have taken
-HOT = 2000
+STEPS = {}  # the step of each rule met since the walks began to step, or None
+HOT = 50_000  # records walked in this process from which the walks take steps
+_walked = 0
 
 _LOCALS = frozenset({"_g", "_ans", "_args", "_raw", "_reaches", "_grads", "_key", "_d",
                      "_same", "_previous"})
@@ -61,17 +62,12 @@ _SCOPES = (gast.Lambda, gast.ListComp, gast.SetComp, gast.DictComp, gast.Generat
            gast.NamedExpr, gast.Yield, gast.YieldFrom, gast.Await)
 
 
-def hot_step(rule):
-    """The walk step of ``rule`` once the walks have met ``HOT`` of its records (kept
-    in ``STEPS`` from then on), None before that, or if it has none."""
-    if rule.joint is not None or rule.argnum_vjp is not None:
-        return None  # made per call, or one vjp for every input: never stepped
-    met = _MET.get(rule, 0) + 1
-    if met < HOT:
-        _MET[rule] = met
-        return None
-    _MET.pop(rule, None)
-    return step_of(rule)
+def stepping(count):
+    """Whether a walk of ``count`` records about to start takes steps: once this
+    process's walks have taken ``HOT`` records (counting these)."""
+    global _walked
+    _walked += count
+    return _walked >= HOT
 
 
 def step_of(rule):
