@@ -582,7 +582,8 @@ def _walk_plain(records, grads, source_ids, reaches):
     ``previous + d`` is ``_accumulate``, inlined.  A rule with a joint form (a
     compiled function's) is called once for all its inputs."""
     get, pop = grads.get, grads.pop
-    steps, stepping = walk_steps.STEPS.get, walk_steps.stepping(len(records))
+    stepping = walk_steps.STEPPING or walk_steps.stepping(len(records))
+    steps = walk_steps.STEPS.get
     pop_record = records.pop  # the caller's list: emptied, last record first
     while records:
         rule, args, raw, kwargs, out = pop_record()

@@ -53,6 +53,7 @@ from .rules import helpers
 STEPS = {}  # the step of each rule met since the walks began to step, or None
 HOT = 50_000  # records walked in this process from which the walks take steps
 _walked = 0
+STEPPING = False  # set by ``stepping`` once that many have been walked
 
 _LOCALS = frozenset({"_g", "_ans", "_args", "_raw", "_reaches", "_grads", "_key", "_d",
                      "_same", "_previous"})
@@ -64,10 +65,12 @@ _SCOPES = (gast.Lambda, gast.ListComp, gast.SetComp, gast.DictComp, gast.Generat
 
 def stepping(count):
     """Whether a walk of ``count`` records about to start takes steps: once this
-    process's walks have taken ``HOT`` records (counting these)."""
-    global _walked
+    process's walks have taken ``HOT`` records (counting these).  From then on
+    ``STEPPING`` says so, and a walk need not call this."""
+    global _walked, STEPPING
     _walked += count
-    return _walked >= HOT
+    STEPPING = _walked >= HOT
+    return STEPPING
 
 
 def step_of(rule):

@@ -103,6 +103,7 @@ def fresh_steps(monkeypatch, hot):
     steps = {}
     monkeypatch.setattr(walk_steps, "STEPS", steps)
     monkeypatch.setattr(walk_steps, "_walked", 0)
+    monkeypatch.setattr(walk_steps, "STEPPING", False)
     monkeypatch.setattr(walk_steps, "HOT", hot)
     return steps
 
