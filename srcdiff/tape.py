@@ -5,11 +5,11 @@ it was applied to and the arrays behind them, and the Tensor it produced.  The
 backward walk visits the records in reverse and calls each input's vjp.  When another tape is recording
 at that moment the vjps run on the Tensors themselves, so the gradient
 computation is recorded in turn: that is how nested tapes give higher
-derivatives.  Otherwise they run on the raw arrays, which is the fast path: there
-a record takes its rule's walk step, all its inputs' vjps in one generated function
-(walk_steps.py).  A tape used once, with large values, first turns its records into
-entries that keep only the values their rules read (``_slim``), so the others are
-freed before the walk.
+derivatives.  Otherwise they run on the raw arrays, which is the fast path (once the
+process has walked many records, a record takes its rule's walk step there: all its
+inputs' vjps in one generated function, walk_steps.py).  A tape used once, with large
+values, first turns its records into entries that keep only the values their rules
+read (``_slim``), so the others are freed before the walk.
 """
 import contextlib
 import enum
@@ -19,14 +19,13 @@ import logging
 
 import numpy as np
 
-from . import nest
+from . import nest, walk_steps
 from ._recording import STATE, compiled_code_met, refuse_without_rule
 from .rules import is_nondifferentiable, registry, rule_of
 from .rules.helpers import batched
 from .rules.registry import Rule, primitive_name
 from .tensor import (IndexedSlices, Tensor, Variable, _ArrayLike, _new, _raw, cast,
                      convert_to_tensor)
-from . import walk_steps
 
 logger = logging.getLogger("srcdiff")
 
@@ -576,11 +575,11 @@ def _walk_plain(records, grads, source_ids, reaches):
     hottest loop.  Once this process's walks have taken many records, a record without
     keywords takes its rule's walk step: all its inputs' vjps in one generated frame
     (walk_steps.py).  Otherwise each vjp is one plain call; one and two inputs with a
-    vjp each (nearly every record) are unrolled: a call with its arguments spelled out runs in the
-    interpreter's own loop, where ``vjp(g, ans, *values)`` costs a C-level call more
-    (as much as a small vjp), and a loop over the inputs costs as much again.  Each
-    ``previous + d`` is ``_accumulate``, inlined.  A rule with a joint form (a
-    compiled function's) is called once for all its inputs."""
+    vjp each (nearly every record) are unrolled: a call with its arguments spelled
+    out runs in the interpreter's own loop, where ``vjp(g, ans, *values)`` costs a
+    C-level call more (as much as a small vjp), and a loop over the inputs costs as
+    much again.  Each ``previous + d`` is ``_accumulate``, inlined.  A rule with a
+    joint form (a compiled function's) is called once for all its inputs."""
     get, pop = grads.get, grads.pop
     stepping = walk_steps.STEPPING or walk_steps.stepping(len(records))
     steps = walk_steps.STEPS.get
