@@ -5,9 +5,11 @@ it was applied to and the arrays behind them, and the Tensor it produced.  The
 backward walk visits the records in reverse and calls each input's vjp.  When another tape is recording
 at that moment the vjps run on the Tensors themselves, so the gradient
 computation is recorded in turn: that is how nested tapes give higher
-derivatives.  Otherwise they run on the raw arrays, which is the fast path.
-A tape used once, with large values, first turns its records into entries that keep
-only the values their rules read (``_slim``), so the others are freed before the walk.
+derivatives.  Otherwise they run on the raw arrays, which is the fast path (once the
+process has walked many records, a record takes its rule's walk step there: all its
+inputs' vjps in one generated function, walk_steps.py).  A tape used once, with large
+values, first turns its records into entries that keep only the values their rules
+read (``_slim``), so the others are freed before the walk.
 """
 import contextlib
 import enum
@@ -17,7 +19,7 @@ import logging
 
 import numpy as np
 
-from . import nest
+from . import nest, walk_steps
 from ._recording import STATE, compiled_code_met, refuse_without_rule
 from .rules import is_nondifferentiable, registry, rule_of
 from .rules.helpers import batched
@@ -67,6 +69,7 @@ class _Records:
 
 _RULES = registry._VJPS
 _NDARRAY = np.ndarray
+_FLOAT64 = np.dtype(np.float64)
 _LARGE = 1 << 16  # bytes of a value from which a tape slims its records before its one walk
 _NO_KWARGS = {}  # shared by the records of calls without keywords: one dict less to keep each
 
@@ -185,7 +188,7 @@ class GradientTape:
         return tuple(v for _, v in sorted(self._tape.variables.items()))
 
     # --- called by srcdiff.tensor while this tape records ---
-    def _record(self, fn, args, raw, kwargs, out, is_complex, rule=None):
+    def _record(self, fn, args, raw, kwargs, out, rule=None):
         tape = self._tape
         tracked = tape.tracked
         for a in args:
@@ -193,6 +196,9 @@ class GradientTape:
                 break
         else:
             return
+        dtype = out._value.dtype
+        if dtype is not _FLOAT64 and dtype.kind not in "fc":  # the commonest dtype first
+            return  # no gradient reaches other dtypes
         if self._compiled:  # compiled code runs, begun while this tape recorded
             compiled_code_met(primitive_name(fn))
         if rule is None:  # the table first: rule_of also asks fn itself
@@ -204,7 +210,7 @@ class GradientTape:
         # _Records.add, inlined: this runs once per recorded operation
         tape.records.append((rule, args, raw, kwargs or _NO_KWARGS, out))
         tracked.add(id(out))
-        if is_complex:
+        if dtype is not _FLOAT64 and dtype.kind == "c":
             tape.complex = True
 
     def _read_variable(self, variable, snapshot):
@@ -570,14 +576,18 @@ def _walk_entries(entries, grads, source_ids, reaches, batched, conjugating):
 
 
 def _walk_plain(records, grads, source_ids, reaches):
-    """``_walk`` on arrays, with no batch axis and no conjugation: each vjp is one
-    plain call.  This is the tape's hottest loop, so one and two inputs with a vjp
-    each (nearly every record) are unrolled: a call with its arguments spelled out
-    runs in the interpreter's own loop, where ``vjp(g, ans, *values)`` costs a
-    C-level call more (as much as a small vjp), and a loop over the inputs costs
-    as much again.  Each ``previous + d`` is ``_accumulate``, inlined.  A rule with
-    a joint form (a compiled function's) is called once for all its inputs."""
+    """``_walk`` on arrays, with no batch axis and no conjugation.  This is the tape's
+    hottest loop.  Once this process's walks have taken many records, a record without
+    keywords takes its rule's walk step: all its inputs' vjps in one generated frame
+    (walk_steps.py).  Otherwise each vjp is one plain call; one and two inputs with a
+    vjp each (nearly every record) are unrolled: a call with its arguments spelled
+    out runs in the interpreter's own loop, where ``vjp(g, ans, *values)`` costs a
+    C-level call more (as much as a small vjp), and a loop over the inputs costs as
+    much again.  Each ``previous + d`` is ``_accumulate``, inlined.  A rule with a
+    joint form (a compiled function's) is called once for all its inputs."""
     get, pop = grads.get, grads.pop
+    stepping = walk_steps.STEPPING or walk_steps.stepping(len(records))
+    steps = walk_steps.STEPS.get
     pop_record = records.pop  # the caller's list: emptied, last record first
     while records:
         rule, args, raw, kwargs, out = pop_record()
@@ -589,6 +599,12 @@ def _walk_plain(records, grads, source_ids, reaches):
         if type(g) is IndexedSlices and rule is not _READ:
             g = g.dense()
         ans = out._value
+        if stepping and not kwargs:
+            step = steps(rule, rule)
+            if step is rule:  # not met since the walks began to step
+                step = walk_steps.step_of(rule)
+            if step is not None and step(g, ans, args, raw, reaches, grads) is None:
+                continue
         vjps = rule.vjps
         n = len(args)
         if n == 1 and not kwargs and vjps:

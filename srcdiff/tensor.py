@@ -6,7 +6,8 @@ function reached through ``__array_ufunc__``/``__array_function__`` or an
 arrays and, when a tape is recording, hands the call to the tapes that watch
 one of its inputs.  This module knows nothing of tapes beyond that hand-off.
 (An operator on Tensors and Python floats, and a one-input op on a Tensor, have
-nothing for ``apply`` to convert or read, and go straight to its tail, ``_run``.)
+nothing for ``apply`` to convert or read, and go straight to its tail, ``_run``, in
+the form unrolled for their arity.)
 """
 import inspect
 import itertools
@@ -44,23 +45,22 @@ def _binary(fn):
     """The operator applying ``fn`` to a Tensor and another value, and its reflection.
 
     A Tensor beside a Tensor or a Python float (the common case, and the one tiny
-    ops pay most for) goes straight to ``_run``: a Variable must be read first,
+    ops pay most for) goes straight to ``_run2``: a Variable must be read first,
     anything else converted, and those take ``apply``'s general path."""
     def forward(self, other):
         if type(self) is Tensor:
             kind = type(other)
             if kind is Tensor:
-                return _run(fn, fn, (self, other), (self._value, other._value), None,
-                            STATE.tapes)
+                return _run2(fn, self, other, self._value, other._value, STATE.tapes)
             if kind is float:
-                return _run(fn, fn, (self, other), (self._value, other), None, STATE.tapes)
+                return _run2(fn, self, other, self._value, other, STATE.tapes)
         if type(other) in _SEQUENCES:
             other = _operand(other, self)
         return apply(fn, self, other)
 
     def reflected(self, other):
         if type(self) is Tensor and type(other) is float:
-            return _run(fn, fn, (other, self), (other, self._value), None, STATE.tapes)
+            return _run2(fn, other, self, other, self._value, STATE.tapes)
         if type(other) in _SEQUENCES:
             other = _operand(other, self)
         return apply(fn, other, self)
@@ -71,7 +71,7 @@ def _unary(fn):
     """The operator applying ``fn`` to a Tensor (a Variable is read first, by ``apply``)."""
     def operator(self):
         if type(self) is Tensor:
-            return _run(fn, fn, (self,), (self._value,), None, STATE.tapes)
+            return _run1(fn, fn, self, self._value, STATE.tapes)
         return apply(fn, self)
     return operator
 
@@ -701,19 +701,53 @@ def _run(fn, impl, args, raw, kwargs, tapes, rule=None):
     ``rule``, when the caller has it: else the tape looks ``fn``'s up)."""
     out = impl(*raw, **kwargs) if kwargs else impl(*raw)
     if type(out) is not _NDARRAY and not isinstance(out, _GENERIC):
-        if isinstance(out, (list, tuple)):
-            if tapes and not rules.is_nondifferentiable(fn):
-                _refuse_if_tracked(fn, args, tapes)
-            return type(out)(_wrap(o) for o in out)
-        return out
+        return _not_an_array(fn, args, out, tapes)
     result = _new(Tensor)  # Tensor(out) without the __init__ frame
     result._value = out
-    if tapes:
-        kind = out.dtype.kind
-        if kind in "fc":
-            for tape in tapes:  # the tape keeps ``raw`` too: its backward walk reads arrays
-                tape._record(fn, args, raw, kwargs, result, kind == "c", rule)
+    for tape in tapes:  # the tape keeps ``raw`` too: its backward walk reads arrays
+        tape._record(fn, args, raw, kwargs, result, rule)
     return result
+
+
+# ``_run`` of one and two inputs without keywords, the commonest calls, unrolled: the
+# call of ``impl`` spelled out (no unpacking call), the tuples made only for a tape.
+def _run1(fn, impl, a, x, tapes):
+    """``_run(fn, impl, (a,), (x,), None, tapes)``."""
+    out = impl(x)
+    if type(out) is not _NDARRAY and not isinstance(out, _GENERIC):
+        return _not_an_array(fn, (a,), out, tapes)
+    result = _new(Tensor)
+    result._value = out
+    if tapes:
+        args, raw = (a,), (x,)
+        for tape in tapes:
+            tape._record(fn, args, raw, None, result, None)
+    return result
+
+
+def _run2(fn, a, b, x, y, tapes):
+    """``_run(fn, fn, (a, b), (x, y), None, tapes)``."""
+    out = fn(x, y)
+    if type(out) is not _NDARRAY and not isinstance(out, _GENERIC):
+        return _not_an_array(fn, (a, b), out, tapes)
+    result = _new(Tensor)
+    result._value = out
+    if tapes:
+        args, raw = (a, b), (x, y)
+        for tape in tapes:
+            tape._record(fn, args, raw, None, result, None)
+    return result
+
+
+def _not_an_array(fn, args, out, tapes):
+    """What ``_run`` returns for ``out``, a result that is neither an array nor a NumPy
+    number: each array of a list or tuple wrapped (refused if a tape follows an input
+    of a differentiable ``fn``: no record holds several results), anything else as is."""
+    if isinstance(out, (list, tuple)):
+        if tapes and not rules.is_nondifferentiable(fn):
+            _refuse_if_tracked(fn, args, tapes)
+        return type(out)(_wrap(o) for o in out)
+    return out
 
 
 def _raw_args(args, tapes):

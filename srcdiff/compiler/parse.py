@@ -196,15 +196,23 @@ def find_lambda(fn):
     # the first positioned instruction after RESUME lies inside the lambda's body
     line, _, col, _ = next((p for p in positions if (p[2], p[3]) != (0, 0)), positions[0])
     try:
-        tree = ast.parse("".join(linecache.getlines(code.co_filename)))
+        lambdas = _lambdas("".join(linecache.getlines(code.co_filename)))
     except (SyntaxError, ValueError):
         return None
     best = None
-    for node in ast.walk(tree):
-        if isinstance(node, ast.Lambda) and _contains(node.body, line, col):
+    for node in lambdas:
+        if _contains(node.body, line, col):
             if best is None or _contains(best.body, node.body.lineno, node.body.col_offset):
                 best = node
-    return best if best is not None and compiles_to(best, fn) else None
+    # a copy: callers edit what they get, and the parsed file serves its other lambdas
+    return copy.deepcopy(best) if best is not None and compiles_to(best, fn) else None
+
+
+@functools.lru_cache(maxsize=16)
+def _lambdas(source):
+    """The ``ast.Lambda`` nodes of a file's ``source`` (parsed once per text: a rules
+    module holds a hundred lambdas, each read on its own)."""
+    return tuple(n for n in ast.walk(ast.parse(source)) if isinstance(n, ast.Lambda))
 
 
 def _contains(node, line, col):

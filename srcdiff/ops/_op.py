@@ -12,7 +12,7 @@ import numpy as np
 
 from .._recording import STATE
 from ..rules.registry import RAW
-from ..tensor import Tensor, _ArrayLike, _as_array, _run as run, apply, convert_to_tensor
+from ..tensor import Tensor, _ArrayLike, _as_array, _run1, apply, convert_to_tensor
 
 
 def _lift(values):
@@ -67,12 +67,18 @@ def primitive_op(fn, name, params=("x",)):
         [inspect.Parameter(p, inspect.Parameter.POSITIONAL_OR_KEYWORD) for p in params]
         + [inspect.Parameter("name", inspect.Parameter.POSITIONAL_OR_KEYWORD, default=None)])
 
-    def call(*args, **kwargs):
-        if unary and len(args) == 1 and not kwargs and type(args[0]) is Tensor:  # sd.sin(x)
-            return run(fn, impl, args, (args[0]._value,), None, STATE.tapes)
+    def any_call(*args, **kwargs):
+        if unary and len(args) == 1 and not kwargs and type(args[0]) is Tensor:
+            return one_input(args[0])
         if kwargs or len(args) != len(params):
             args = signature.bind(*args, **kwargs).args[:len(params)]
         return apply(fn, *_lift(args))
+
+    def one_input(x, name=None):  # sd.sin(x), the commonest: no arguments packed
+        if type(x) is Tensor:
+            return _run1(fn, impl, x, x._value, STATE.tapes)
+        return apply(fn, *_lift([x]))
+    call = one_input if params == ("x",) else any_call
     call.__name__ = call.__qualname__ = name
     call.__signature__ = signature
     call.__doc__ = (f"``{getattr(fn, '__name__', fn)}`` on Tensors, recorded by active tapes: "
