@@ -5,11 +5,9 @@ it was applied to and the arrays behind them, and the Tensor it produced.  The
 backward walk visits the records in reverse and calls each input's vjp.  When another tape is recording
 at that moment the vjps run on the Tensors themselves, so the gradient
 computation is recorded in turn: that is how nested tapes give higher
-derivatives.  Otherwise they run on the raw arrays, which is the fast path (once the
-process has walked many records, a record takes its rule's walk step there: all its
-inputs' vjps in one generated function, walk_steps.py).  A tape used once, with large
-values, first turns its records into entries that keep only the values their rules
-read (``_slim``), so the others are freed before the walk.
+derivatives.  Otherwise they run on the raw arrays, which is the fast path.
+A tape used once, with large values, first turns its records into entries that keep
+only the values their rules read (``_slim``), so the others are freed before the walk.
 """
 import contextlib
 import enum
@@ -19,7 +17,7 @@ import logging
 
 import numpy as np
 
-from . import nest, walk_steps
+from . import nest
 from ._recording import STATE, compiled_code_met, refuse_without_rule
 from .rules import is_nondifferentiable, registry, rule_of
 from .rules.helpers import batched
@@ -576,18 +574,14 @@ def _walk_entries(entries, grads, source_ids, reaches, batched, conjugating):
 
 
 def _walk_plain(records, grads, source_ids, reaches):
-    """``_walk`` on arrays, with no batch axis and no conjugation.  This is the tape's
-    hottest loop.  Once this process's walks have taken many records, a record without
-    keywords takes its rule's walk step: all its inputs' vjps in one generated frame
-    (walk_steps.py).  Otherwise each vjp is one plain call; one and two inputs with a
-    vjp each (nearly every record) are unrolled: a call with its arguments spelled
-    out runs in the interpreter's own loop, where ``vjp(g, ans, *values)`` costs a
-    C-level call more (as much as a small vjp), and a loop over the inputs costs as
-    much again.  Each ``previous + d`` is ``_accumulate``, inlined.  A rule with a
-    joint form (a compiled function's) is called once for all its inputs."""
+    """``_walk`` on arrays, with no batch axis and no conjugation: each vjp is one
+    plain call.  This is the tape's hottest loop, so one and two inputs with a vjp
+    each (nearly every record) are unrolled: a call with its arguments spelled out
+    runs in the interpreter's own loop, where ``vjp(g, ans, *values)`` costs a
+    C-level call more (as much as a small vjp), and a loop over the inputs costs
+    as much again.  Each ``previous + d`` is ``_accumulate``, inlined.  A rule with
+    a joint form (a compiled function's) is called once for all its inputs."""
     get, pop = grads.get, grads.pop
-    stepping = walk_steps.STEPPING or walk_steps.stepping(len(records))
-    steps = walk_steps.STEPS.get
     pop_record = records.pop  # the caller's list: emptied, last record first
     while records:
         rule, args, raw, kwargs, out = pop_record()
@@ -599,12 +593,6 @@ def _walk_plain(records, grads, source_ids, reaches):
         if type(g) is IndexedSlices and rule is not _READ:
             g = g.dense()
         ans = out._value
-        if stepping and not kwargs:
-            step = steps(rule, rule)
-            if step is rule:  # not met since the walks began to step
-                step = walk_steps.step_of(rule)
-            if step is not None and step(g, ans, args, raw, reaches, grads) is None:
-                continue
         vjps = rule.vjps
         n = len(args)
         if n == 1 and not kwargs and vjps:
