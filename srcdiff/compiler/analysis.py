@@ -359,35 +359,39 @@ def _varied_at(facts, active_params):
     """id(statement) -> the names holding a varied value just before it runs: the
     flows of ``_flows``, followed in order (a loop to a fixpoint, branches joined)."""
     before = {}
-
-    def block(stmts, varied):
-        for s in stmts:
-            seen = before.get(id(s))  # frozensets: the first visit's is shared, not copied
-            before[id(s)] = varied if seen is None else seen | varied
-            varied = stmt(s, varied)
-        return varied
-
-    def stmt(s, varied):
-        if isinstance(s, gast.If):
-            return block(s.body, varied) | block(s.orelse, varied)
-        if isinstance(s, (gast.For, gast.While)):
-            bound = {s.target.id} if isinstance(s, gast.For) else set()
-            head = varied
-            while not (out := block(s.body, head - bound)) <= head:
-                head = head | out
-            return head  # also what a loop that never runs leaves
-        if not isinstance(s, gast.Assign):
-            return varied
-        op = facts.ops[id(s)]
-        target = s.targets[0]
-        names = frozenset(target_names(target))
-        reached = op.kind is not Kind.NONE and bool(_dependencies(s, op) & varied)
-        if isinstance(target, gast.Subscript):  # x[i] = v: x keeps what it held
-            return varied | names if reached else varied
-        return (varied - names) | (names if reached else frozenset())
-
-    block(facts.body, frozenset(active_params))
+    _varied_block(facts.body, frozenset(active_params), facts, before)
     return before
+
+
+def _varied_block(stmts, varied, facts, before):
+    """The names varied after ``stmts`` run, ``varied`` before them; records in
+    ``before`` those varied before each statement (``_varied_at``)."""
+    for s in stmts:
+        seen = before.get(id(s))  # frozensets: the first visit's is shared, not copied
+        before[id(s)] = varied if seen is None else seen | varied
+        varied = _varied_stmt(s, varied, facts, before)
+    return varied
+
+
+def _varied_stmt(s, varied, facts, before):
+    if isinstance(s, gast.If):
+        return (_varied_block(s.body, varied, facts, before)
+                | _varied_block(s.orelse, varied, facts, before))
+    if isinstance(s, (gast.For, gast.While)):
+        bound = {s.target.id} if isinstance(s, gast.For) else set()
+        head = varied
+        while not (out := _varied_block(s.body, head - bound, facts, before)) <= head:
+            head = head | out
+        return head  # also what a loop that never runs leaves
+    if not isinstance(s, gast.Assign):
+        return varied
+    op = facts.ops[id(s)]
+    target = s.targets[0]
+    names = frozenset(target_names(target))
+    reached = op.kind is not Kind.NONE and bool(_dependencies(s, op) & varied)
+    if isinstance(target, gast.Subscript):  # x[i] = v: x keeps what it held
+        return varied | names if reached else varied
+    return (varied - names) | (names if reached else frozenset())
 
 
 def _flows(facts):

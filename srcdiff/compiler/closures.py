@@ -98,6 +98,9 @@ class _Converter:
         self.aliases = self.method_aliases(node, stores)
         self.made = {}  # id(the lambda or def) -> (closure, captures)
         self.maker = FunctionMaker(parsed, self.locals, self.lifted, self.local_defs)
+        # a function of its own, not the bound method: the binder holds it, and a
+        # converter holding its binder would be a reference cycle
+        self.bind = functools.partial(_bind, names, parsed.namespace)
         self.binder = CallBinder(self.source_map, self.bind)
         self.top = None  # index of the top-level statement being converted
 
@@ -185,30 +188,7 @@ class _Converter:
 
     def expr(self, node, pre):
         """``node`` with its calls converted; copies of captures appended to ``pre``."""
-        converter = self
-
-        class Calls(gast.NodeTransformer):
-            def visit_Call(self, call):
-                self.generic_visit(call)
-                return converter.call(call, pre)
-
-            def visit_Name(self, n):
-                alias = converter.aliases.get(n.id)
-                if alias is None or not isinstance(n.ctx, gast.Load) or (
-                        alias[0] >= converter.top):
-                    return n
-                return gast.copy_location(S.copy_node(alias[1]), n)
-
-            def visit_Lambda(self, n):
-                return n  # its body runs elsewhere: converted when it is compiled
-
-            def visit_comprehension_form(self, n):
-                return n  # its own scope: a lambda in it stays, refused
-
-            visit_ListComp = visit_SetComp = visit_DictComp = visit_GeneratorExp = \
-                visit_comprehension_form
-
-        return Calls().visit(node)
+        return _Calls(self, pre).visit(node)
 
     def call(self, call, pre):
         appended = len(self.parsed.appended.get(getattr(call.func, "id", None), ()))
@@ -296,12 +276,6 @@ class _Converter:
                          if k not in mine] + call.keywords
         return True
 
-    def bind(self, obj, hint):
-        """A fresh name the generated code and ``parsed.resolve`` read as ``obj``."""
-        name = self.names.fresh(hint)
-        self.parsed.namespace[name] = obj
-        return S.name(name)
-
     def callee(self, call):
         try:
             fn = self.parsed.resolve(call.func)
@@ -347,6 +321,13 @@ class _Converter:
 
 
 
+def _bind(names, namespace, obj, hint):
+    """A fresh name the generated code and ``parsed.resolve`` read as ``obj``."""
+    name = names.fresh(hint)
+    namespace[name] = obj
+    return S.name(name)
+
+
 def _target(s):
     """The name an assignment ``s`` binds, if it binds one name."""
     if isinstance(s, gast.Assign) and len(s.targets) == 1 and isinstance(s.targets[0],
@@ -360,3 +341,31 @@ def _callee_name(call):
     while isinstance(func, gast.Attribute):
         func = func.value
     return func.id if isinstance(func, gast.Name) else "callee"
+
+
+class _Calls(gast.NodeTransformer):
+    """An expression's calls converted by ``converter``, aliases of its captures
+    replaced (``_Converter.expr``); copies of captures appended to ``pre``."""
+
+    def __init__(self, converter, pre):
+        self.converter, self.pre = converter, pre
+
+    def visit_Call(self, call):
+        self.generic_visit(call)
+        return self.converter.call(call, self.pre)
+
+    def visit_Name(self, n):
+        converter = self.converter
+        alias = converter.aliases.get(n.id)
+        if alias is None or not isinstance(n.ctx, gast.Load) or alias[0] >= converter.top:
+            return n
+        return gast.copy_location(S.copy_node(alias[1]), n)
+
+    def visit_Lambda(self, n):
+        return n  # its body runs elsewhere: converted when it is compiled
+
+    def visit_comprehension_form(self, n):
+        return n  # its own scope: a lambda in it stays, refused
+
+    visit_ListComp = visit_SetComp = visit_DictComp = visit_GeneratorExp = \
+        visit_comprehension_form

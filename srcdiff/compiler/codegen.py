@@ -108,7 +108,7 @@ def to_source(functions):
     """Readable Python source for a list of gast FunctionDefs, and its adjoint blocks
     (a tuple of :class:`Block`, in the order of the text)."""
     module = gast.Module(body=[_with_blocks(f) for f in functions], type_ignores=[])
-    tree = gast.gast_to_ast(module)
+    tree = _to_ast(module)
     _locate_statements(tree.body)
     text = ast.unparse(tree)  # clean output: np.tanh(W @ x), no redundant parentheses
     try:  # the same statements, parsed back: where each lies in ``text``
@@ -132,6 +132,65 @@ def to_source(functions):
     blocks = tuple(Block(line, moved[first], moved[last], context)
                    for line, first, last, context in found)
     return "\n".join(lines) + "\n", blocks
+
+
+def _to_ast(node):
+    """The ``ast`` tree of the gast tree ``node``: what ``gast.gast_to_ast`` makes of
+    it, in a plain recursion (gast's visitor dispatches by name and rebuilds keyword
+    dictionaries for every node: it was most of the time to write a long function's
+    source).  A parameter is an ``arg``, a handler's name a str, as in ``ast``."""
+    if type(node) is list:
+        return [_to_ast(n) for n in node]
+    if not isinstance(node, gast.AST):
+        return node  # identifiers, constants' values, None
+    kind = type(node)
+    context = _CONTEXTS.get(kind)
+    if context is not None:
+        return context
+    if kind is gast.Name:
+        new = ast.Name(id=node.id, ctx=_to_ast(node.ctx))
+    elif kind is gast.Assign:  # its type comment dropped, as gast_to_ast does
+        new = ast.Assign(targets=_to_ast(node.targets), value=_to_ast(node.value))
+    elif kind is gast.arguments:
+        return ast.arguments(
+            posonlyargs=[_arg(a) for a in node.posonlyargs], args=[_arg(a) for a in node.args],
+            vararg=_arg(node.vararg), kwonlyargs=[_arg(a) for a in node.kwonlyargs],
+            kw_defaults=_to_ast(node.kw_defaults), kwarg=_arg(node.kwarg),
+            defaults=_to_ast(node.defaults))
+    elif kind is gast.ExceptHandler and node.name:
+        new = ast.ExceptHandler(type=_to_ast(node.type), name=node.name.id,
+                                body=_to_ast(node.body))
+    else:
+        cls = getattr(ast, kind.__name__, None)
+        if cls is None:
+            return None  # no such node in ast (as gast_to_ast)
+        new = cls()
+        for field in cls._fields:
+            value = getattr(node, field, _MISSING)
+            if value is not _MISSING:
+                setattr(new, field, _to_ast(value))
+    _located(new, node)
+    return new
+
+
+def _arg(name):
+    """The ``ast.arg`` of a parameter (a gast Name), or None."""
+    if name is None:
+        return None
+    return _located(ast.arg(arg=name.id, annotation=_to_ast(name.annotation),
+                            type_comment=name.type_comment), name)
+
+
+def _located(new, node):
+    for attr in node._attributes:
+        value = getattr(node, attr, _MISSING)
+        if value is not _MISSING:
+            setattr(new, attr, value)
+    return new
+
+
+# a context holds nothing: one of each serves every node
+_CONTEXTS = {gast.Load: ast.Load(), gast.Store: ast.Store(), gast.Del: ast.Del()}
 
 
 def _with_blocks(node):
@@ -163,7 +222,9 @@ def _marker(stripped):
     """(source line, comment text) if ``stripped`` is a marker's unparsed line."""
     if not stripped.startswith(("'\\x00comment", '"\\x00comment')):
         return None
-    return _read_marker(ast.literal_eval(stripped))
+    # the string constant itself, as ``ast.literal_eval`` reads it, without the closures
+    # that function leaves for the garbage collector on every call
+    return _read_marker(ast.parse(stripped, mode="eval").body.value)
 
 
 def _read_marker(value):

@@ -212,48 +212,52 @@ def kept_as_shape(name, measured, facts):
 def shape_only(code, names):
     """The names among ``names`` that the code reads only to measure them."""
     measured, used = set(), set()
-
-    def visit(node, measuring):
-        if isinstance(node, gast.Name) and isinstance(node.ctx, gast.Load):
-            (measured if measuring else used).add(node.id)
-            return
-        if isinstance(node, gast.Call) and isinstance(node.func, gast.Name):
-            positions = measured_args(node.func.id)
-            visit(node.func, False)
-            for k, arg in enumerate(node.args):
-                visit(arg, k in positions and isinstance(arg, gast.Name))
-            for kw in node.keywords:
-                visit(kw.value, False)
-            return
-        for child in gast.iter_child_nodes(node):
-            visit(child, False)
-
     for stmt in code:
-        visit(stmt, False)
+        _measures(stmt, False, measured, used)
     return (measured - used) & set(names)
+
+
+def _measures(node, measuring, measured, used):
+    """Add the Names ``node`` reads to ``measured`` (read only to be measured: an
+    argument in a ``measured_args`` position) or to ``used``."""
+    if isinstance(node, gast.Name) and isinstance(node.ctx, gast.Load):
+        (measured if measuring else used).add(node.id)
+        return
+    if isinstance(node, gast.Call) and isinstance(node.func, gast.Name):
+        positions = measured_args(node.func.id)
+        _measures(node.func, False, measured, used)
+        for k, arg in enumerate(node.args):
+            _measures(arg, k in positions and isinstance(arg, gast.Name), measured, used)
+        for kw in node.keywords:
+            _measures(kw.value, False, measured, used)
+        return
+    for child in gast.iter_child_nodes(node):
+        _measures(child, False, measured, used)
 
 
 def definitely_assigned(facts):
     """(id(statement) -> the names surely bound before it runs, those surely bound
     at the end of the body): a loop may run no iteration, a branch takes one arm."""
     before = {}
+    return before, _assigned(facts.body, frozenset(facts.params), before)
 
-    def walk(stmts, defined):
-        for s in stmts:
-            before[id(s)] = defined
-            if isinstance(s, gast.Assign) and not isinstance(s.targets[0], gast.Subscript):
-                defined = defined | set(target_names(s.targets[0]))
-            elif isinstance(s, gast.If) and manager_of(s):  # always taken (managers.py)
-                defined = walk(s.body, defined)
-            elif isinstance(s, gast.If):
-                defined = walk(s.body, defined) & walk(s.orelse, defined)
-            elif isinstance(s, gast.For):
-                walk(s.body, defined | {s.target.id})
-            elif isinstance(s, gast.While):
-                walk(s.body, defined)
-        return defined
 
-    return before, walk(facts.body, frozenset(facts.params))
+def _assigned(stmts, defined, before):
+    """The names surely bound after ``stmts`` run, ``defined`` before them; records
+    in ``before`` those bound before each statement (``definitely_assigned``)."""
+    for s in stmts:
+        before[id(s)] = defined
+        if isinstance(s, gast.Assign) and not isinstance(s.targets[0], gast.Subscript):
+            defined = defined | set(target_names(s.targets[0]))
+        elif isinstance(s, gast.If) and manager_of(s):  # always taken (managers.py)
+            defined = _assigned(s.body, defined, before)
+        elif isinstance(s, gast.If):
+            defined = _assigned(s.body, defined, before) & _assigned(s.orelse, defined, before)
+        elif isinstance(s, gast.For):
+            _assigned(s.body, defined | {s.target.id}, before)
+        elif isinstance(s, gast.While):
+            _assigned(s.body, defined, before)
+    return defined
 
 
 def _unbound_reads(facts, before, names):

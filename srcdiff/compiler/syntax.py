@@ -133,26 +133,24 @@ def loads_and_stores(stmt):
 
 def _names_by_context(node, loads, stores):
     """Add to ``loads`` the ids of the Names ``node`` reads, and to ``stores`` (unless
-    None) those it binds; a Name's own annotation is not walked."""
-
-    def visit(n):
-        if type(n) is gast.Name:
-            ctx = type(n.ctx)
-            if ctx is gast.Load:
-                loads.add(n.id)
-            elif ctx is gast.Store and stores is not None:
-                stores.add(n.id)
-            return
-        for field in n._fields:
-            value = getattr(n, field, None)
-            if isinstance(value, list):
-                for item in value:
-                    if isinstance(item, gast.AST):
-                        visit(item)
-            elif isinstance(value, gast.AST):
-                visit(value)
-
-    visit(node)
+    None) those it binds; a Name's own annotation is not walked.  (A module-level
+    function, not a closure that calls itself: such a closure is a reference cycle,
+    left for the garbage collector on every call.)"""
+    if type(node) is gast.Name:
+        ctx = type(node.ctx)
+        if ctx is gast.Load:
+            loads.add(node.id)
+        elif ctx is gast.Store and stores is not None:
+            stores.add(node.id)
+        return loads, stores
+    for field in node._fields:
+        value = getattr(node, field, None)
+        if isinstance(value, list):
+            for item in value:
+                if isinstance(item, gast.AST):
+                    _names_by_context(item, loads, stores)
+        elif isinstance(value, gast.AST):
+            _names_by_context(value, loads, stores)
     return loads, stores
 
 

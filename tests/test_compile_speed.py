@@ -1,0 +1,130 @@
+"""What keeps compiling fast without changing what it makes (benchmarks/compile_scaling.py
+times it): codegen's own gast-to-ast conversion, and a compile that leaves no reference
+cycles for the garbage collector (the collection after a compile walked them all)."""
+import ast
+import gc
+import linecache
+
+import gast
+import numpy as np
+import pytest
+
+import srcdiff as sd
+from srcdiff.compiler import codegen
+
+from util import numerical_grad
+
+# every kind of node the conversion special-cases, and the usual others
+FORMS = '''
+def f(a, b=1, *args, c, d=2, **kwargs):
+    x = a[1:2, ::3] + b @ c ** -d
+    y, *z = (lambda p, q=3, *r, s, **t: p)(x, q=4)
+    u = [i for i in range(3) if i] + {k: v for k, v in kwargs.items()}
+    v: int = 1
+    w += {1, 2} - {3} and not x or ...
+    for i in range(3):
+        if i:
+            continue
+        elif x is None:
+            break
+        else:
+            pass
+    while False:
+        del x[0], y.attr
+    try:
+        raise ValueError("no") from None
+    except (ValueError, TypeError) as e:
+        pass
+    except Exception:
+        pass
+    finally:
+        x = f"{a!r:>{b}}"
+    with open("f") as h, open("g"):
+        global q
+    return (yield from x) if await y else [*z]
+
+async def g(a, /, b):
+    async for i in a:
+        async with b as c:
+            nonlocal d
+    assert a, "msg"
+    return -a if a < b <= 3 != 4 else b
+
+class C(B, metaclass=M):
+    x = 1
+'''
+
+
+def test_codegen_converts_every_form_as_gast_does():
+    module = gast.parse(FORMS)
+    assert ast.dump(codegen._to_ast(module), include_attributes=True) == \
+        ast.dump(gast.gast_to_ast(module), include_attributes=True)
+
+
+def test_generated_syntax_converts_as_gast_does(monkeypatch):
+    """The modules the compiler generates (built node by node, not parsed) convert to the
+    same ast as gast makes of them."""
+    made = []
+    convert = codegen._to_ast
+    monkeypatch.setattr(codegen, "_to_ast", lambda node: (made.append(node), convert(node))[1])
+
+    def f(x, w, n):
+        total = 0.0
+        for i in range(n):
+            if i % 2:
+                total = total + np.sum(np.tanh(w * x))
+            else:
+                total = total + np.sum(x[1:] ** 2)
+        return total
+
+    sd.grad(f, wrt=(0, 1))(np.linspace(0.1, 0.9, 4), np.ones(4), 3)
+    module = made[0]  # the first call; the others are its recursion
+    assert isinstance(module, gast.Module)
+    assert ast.dump(convert(module), include_attributes=True) == \
+        ast.dump(gast.gast_to_ast(module), include_attributes=True)
+
+
+def _straight(n):
+    """A function of ``n`` statements, each reading the two before it."""
+    lines = ["def straight(x):", "    a = x", "    b = np.sin(x)"]
+    names = ["a", "b"]
+    for k in range(n - 2):
+        op = ("np.sin({}) * {}", "{} + 0.5 * {}", "np.tanh({} - {})")[k % 3]
+        lines.append(f"    v{k} = " + op.format(names[-1], names[-2]))
+        names.append(f"v{k}")
+    lines.append(f"    return np.sum({names[-1]})")
+    source = "\n".join(lines) + "\n"
+    filename = f"<test_compile_speed {n}>"
+    linecache.cache[filename] = (len(source), None, source.splitlines(True), filename)
+    scope = {"np": np}
+    exec(compile(source, filename, "exec"), scope)
+    return scope["straight"]
+
+
+def _garbage_of_compile(fn, x):
+    """How many objects the cyclic collector finds after compiling ``fn`` (and the
+    gradient it computes)."""
+    sd.clear_cache()
+    gc.collect()
+    gc.disable()
+    try:
+        value = sd.grad(fn)(x)
+        return gc.collect(), value
+    finally:
+        gc.enable()
+
+
+@pytest.mark.parametrize("checks", ["0", "1"])
+def test_a_compile_leaves_no_cycles_that_grow_with_the_function(monkeypatch, checks):
+    """Reference cycles made per statement (a recursive closure, a class made per
+    expression, an object holding its own bound method) would keep the compile's
+    records until a collection, which then walks them all."""
+    monkeypatch.setenv("SRCDIFF_CHECKS", checks)
+    x = np.linspace(0.1, 0.9, 4)
+    small, big = _straight(10), _straight(120)
+    _garbage_of_compile(small, x)  # first compiles import and register what they use
+    found_small, _ = _garbage_of_compile(small, x)
+    found_big, grad = _garbage_of_compile(big, x)
+    assert found_big == found_small
+    assert found_big < 100
+    np.testing.assert_allclose(grad, numerical_grad(big, x), rtol=1e-6, atol=1e-8)
