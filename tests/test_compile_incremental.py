@@ -4,8 +4,6 @@ programs: liveness (``optimize.unread_after`` against ``live_after``), the guess
 ranks (``facts._ranks`` against rounds over every name), ``syntax.walk`` against
 ``gast.walk``, ``loads_and_stores``, and ``copy_node`` with substitutions against
 ``Substitute``."""
-import linecache
-
 import gast
 import numpy as np
 import pytest
@@ -15,6 +13,7 @@ from srcdiff.compiler import syntax as S
 from srcdiff.compiler.optimize import live_after, statement_kills, unread_after
 from srcdiff.compiler.analysis import Describer
 from compiler_passes import normalised, source
+from util import function_from_text
 
 NAMES = ["a", "b", "c", "d", "e"]
 
@@ -118,11 +117,7 @@ def random_ranked_function(seed):
         if target not in names:
             names.append(target)
     text = "def f(x, W, s):\n" + "\n".join(lines) + f"\n    return np.sum({names[-1]})\n"
-    filename = f"<incremental ranks {seed}>"
-    linecache.cache[filename] = (len(text), None, text.splitlines(True), filename)
-    scope = {"np": np}
-    exec(compile(text, filename, "exec"), scope)
-    return scope["f"]
+    return function_from_text(text, "f", f"<incremental ranks {seed}>")
 
 
 def ranks_both_ways(seed, monkeypatch):

@@ -3,7 +3,6 @@ times it): codegen's own gast-to-ast conversion, and a compile that leaves no re
 cycles for the garbage collector (the collection after a compile walked them all)."""
 import ast
 import gc
-import linecache
 
 import gast
 import numpy as np
@@ -12,7 +11,7 @@ import pytest
 import srcdiff as sd
 from srcdiff.compiler import codegen
 
-from util import numerical_grad
+from util import function_from_text, numerical_grad
 
 # every kind of node the conversion special-cases, and the usual others
 FORMS = '''
@@ -93,12 +92,8 @@ def _straight(n):
         lines.append(f"    v{k} = " + op.format(names[-1], names[-2]))
         names.append(f"v{k}")
     lines.append(f"    return np.sum({names[-1]})")
-    source = "\n".join(lines) + "\n"
-    filename = f"<test_compile_speed {n}>"
-    linecache.cache[filename] = (len(source), None, source.splitlines(True), filename)
-    scope = {"np": np}
-    exec(compile(source, filename, "exec"), scope)
-    return scope["straight"]
+    return function_from_text("\n".join(lines) + "\n", "straight",
+                              f"<test_compile_speed {n}>")
 
 
 def _garbage_of_compile(fn, x):
