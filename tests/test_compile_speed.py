@@ -1,6 +1,7 @@
 """What keeps compiling fast without changing what it makes (benchmarks/compile_scaling.py
-times it): codegen's own gast-to-ast conversion, and a compile that leaves no reference
-cycles for the garbage collector (the collection after a compile walked them all)."""
+times it): the compiler's own conversions between ast and gast (convert.py), and a
+compile that leaves no reference cycles for the garbage collector (the collection after
+a compile walked them all)."""
 import ast
 import gc
 
@@ -9,7 +10,7 @@ import numpy as np
 import pytest
 
 import srcdiff as sd
-from srcdiff.compiler import codegen
+from srcdiff.compiler import codegen, convert
 
 from util import function_from_text, numerical_grad
 
@@ -54,18 +55,31 @@ class C(B, metaclass=M):
 '''
 
 
-def test_codegen_converts_every_form_as_gast_does():
+def _dump(tree):
+    return ast.dump(tree, include_attributes=True)
+
+
+def test_every_form_converts_as_gast_converts_it():
+    tree = ast.parse(FORMS)
+    assert _dump(convert.to_gast(tree)) == _dump(gast.ast_to_gast(tree))
     module = gast.parse(FORMS)
-    assert ast.dump(codegen._to_ast(module), include_attributes=True) == \
-        ast.dump(gast.gast_to_ast(module), include_attributes=True)
+    assert _dump(convert.to_ast(module)) == _dump(gast.gast_to_ast(module))
+
+
+def test_a_function_read_converts_as_gast_converts_it():
+    """The tree of a function read from its file (with its locations, as the compiler's
+    reader makes it: an indented def, parsed under 'if 1:')."""
+    from srcdiff.compiler.parse import read_def
+    tree, _ = read_def(test_generated_syntax_converts_as_gast_does)
+    assert _dump(convert.to_gast(tree)) == _dump(gast.ast_to_gast(tree))
 
 
 def test_generated_syntax_converts_as_gast_does(monkeypatch):
     """The modules the compiler generates (built node by node, not parsed) convert to the
     same ast as gast makes of them."""
     made = []
-    convert = codegen._to_ast
-    monkeypatch.setattr(codegen, "_to_ast", lambda node: (made.append(node), convert(node))[1])
+    to_ast = convert.to_ast
+    monkeypatch.setattr(codegen, "to_ast", lambda node: (made.append(node), to_ast(node))[1])
 
     def f(x, w, n):
         total = 0.0
@@ -77,10 +91,8 @@ def test_generated_syntax_converts_as_gast_does(monkeypatch):
         return total
 
     sd.grad(f, wrt=(0, 1))(np.linspace(0.1, 0.9, 4), np.ones(4), 3)
-    module = made[0]  # the first call; the others are its recursion
-    assert isinstance(module, gast.Module)
-    assert ast.dump(convert(module), include_attributes=True) == \
-        ast.dump(gast.gast_to_ast(module), include_attributes=True)
+    (module,) = made
+    assert _dump(to_ast(module)) == _dump(gast.gast_to_ast(module))
 
 
 def _straight(n):
@@ -123,3 +135,17 @@ def test_a_compile_leaves_no_cycles_that_grow_with_the_function(monkeypatch, che
     assert found_big == found_small
     assert found_big < 100
     np.testing.assert_allclose(grad, numerical_grad(big, x), rtol=1e-6, atol=1e-8)
+
+
+def _doubled(x):
+    return x * 2
+
+
+def test_a_backward_pass_that_starts_with_a_block_starts_with_its_comment():
+    """A marker that opens a function's body is unparsed as a docstring: read from the
+    parsed text, it still becomes the block's comment (it once stayed a string)."""
+    code = str(sd.adjoint_source(_doubled))
+    backward = code[code.index("def _doubled_backward"):]
+    assert backward.splitlines()[1].strip().startswith("# line ")
+    assert "\\x00" not in code and '"""' not in code
+    np.testing.assert_allclose(sd.grad(lambda x: np.sum(_doubled(x)))(np.ones(3)), 2.0)

@@ -15,6 +15,7 @@ import gast
 import numpy as np
 
 from . import syntax as S
+from .convert import to_ast
 from .errors import CompileError
 from .managers import as_with, manager_of
 
@@ -108,17 +109,19 @@ def to_source(functions):
     """Readable Python source for a list of gast FunctionDefs, and its adjoint blocks
     (a tuple of :class:`Block`, in the order of the text)."""
     module = gast.Module(body=[_with_blocks(f) for f in functions], type_ignores=[])
-    tree = _to_ast(module)
+    tree = to_ast(module)
     _locate_statements(tree.body)
     text = ast.unparse(tree)  # clean output: np.tanh(W @ x), no redundant parentheses
     try:  # the same statements, parsed back: where each lies in ``text``
-        found = list(_blocks(ast.parse(text).body, (), text.splitlines()))
+        parsed = ast.parse(text).body
     except (SyntaxError, RecursionError):  # beyond Python: compile_source says so
-        found = []
+        parsed = None
+    found = list(_blocks(parsed, (), text.splitlines())) if parsed is not None else []
+    markers = _markers(parsed) if parsed is not None else None
     lines = []
     moved = {}  # a line of ``text`` -> its line in the result (blank lines are added)
     for number, line in enumerate(text.splitlines(), 1):
-        marker = _marker(line.strip())
+        marker = markers.get(number) if markers is not None else _marker(line.strip())
         if marker is not None and not marker[0]:
             continue  # an end of block: no line
         if marker is not None:
@@ -132,65 +135,6 @@ def to_source(functions):
     blocks = tuple(Block(line, moved[first], moved[last], context)
                    for line, first, last, context in found)
     return "\n".join(lines) + "\n", blocks
-
-
-def _to_ast(node):
-    """The ``ast`` tree of the gast tree ``node``: what ``gast.gast_to_ast`` makes of
-    it, in a plain recursion (gast's visitor dispatches by name and rebuilds keyword
-    dictionaries for every node: it was most of the time to write a long function's
-    source).  A parameter is an ``arg``, a handler's name a str, as in ``ast``."""
-    if type(node) is list:
-        return [_to_ast(n) for n in node]
-    if not isinstance(node, gast.AST):
-        return node  # identifiers, constants' values, None
-    kind = type(node)
-    context = _CONTEXTS.get(kind)
-    if context is not None:
-        return context
-    if kind is gast.Name:
-        new = ast.Name(id=node.id, ctx=_to_ast(node.ctx))
-    elif kind is gast.Assign:  # its type comment dropped, as gast_to_ast does
-        new = ast.Assign(targets=_to_ast(node.targets), value=_to_ast(node.value))
-    elif kind is gast.arguments:
-        return ast.arguments(
-            posonlyargs=[_arg(a) for a in node.posonlyargs], args=[_arg(a) for a in node.args],
-            vararg=_arg(node.vararg), kwonlyargs=[_arg(a) for a in node.kwonlyargs],
-            kw_defaults=_to_ast(node.kw_defaults), kwarg=_arg(node.kwarg),
-            defaults=_to_ast(node.defaults))
-    elif kind is gast.ExceptHandler and node.name:
-        new = ast.ExceptHandler(type=_to_ast(node.type), name=node.name.id,
-                                body=_to_ast(node.body))
-    else:
-        cls = getattr(ast, kind.__name__, None)
-        if cls is None:
-            return None  # no such node in ast (as gast_to_ast)
-        new = cls()
-        for field in cls._fields:
-            value = getattr(node, field, _MISSING)
-            if value is not _MISSING:
-                setattr(new, field, _to_ast(value))
-    _located(new, node)
-    return new
-
-
-def _arg(name):
-    """The ``ast.arg`` of a parameter (a gast Name), or None."""
-    if name is None:
-        return None
-    return _located(ast.arg(arg=name.id, annotation=_to_ast(name.annotation),
-                            type_comment=name.type_comment), name)
-
-
-def _located(new, node):
-    for attr in node._attributes:
-        value = getattr(node, attr, _MISSING)
-        if value is not _MISSING:
-            setattr(new, attr, value)
-    return new
-
-
-# a context holds nothing: one of each serves every node
-_CONTEXTS = {gast.Load: ast.Load(), gast.Store: ast.Store(), gast.Del: ast.Del()}
 
 
 def _with_blocks(node):
@@ -209,22 +153,35 @@ def _locate_statements(body):
     reads (it looks up type comments by line; a Module of ours has none, so any line
     does): all that ``ast.fix_missing_locations``, which walks every expression too,
     would do for it."""
-    for stmt in body:
+    for stmt in _statements(body):
         if not hasattr(stmt, "lineno"):
             stmt.lineno = 1
+
+
+def _markers(body):
+    """line -> (source line, comment text) of each marker statement in the ``ast``
+    statements ``body``, at any depth: a marker is a statement of its own line, so the
+    parsed text says where each lies, without parsing each line again."""
+    return {stmt.lineno: marker for stmt in _statements(body)
+            if (marker := _marker_of(stmt)) is not None}
+
+
+def _statements(body):
+    """Every statement of ``body``, at any depth, each before those it holds."""
+    for stmt in body:
+        yield stmt
         for field in ("body", "orelse", "finalbody"):
-            _locate_statements(getattr(stmt, field, ()))
+            yield from _statements(getattr(stmt, field, ()))
         for part in getattr(stmt, "handlers", []) + getattr(stmt, "cases", []):
-            _locate_statements(part.body)
+            yield from _statements(part.body)
 
 
 def _marker(stripped):
-    """(source line, comment text) if ``stripped`` is a marker's unparsed line."""
+    """(source line, comment text) if ``stripped`` is a marker's unparsed line (when the
+    text does not parse back, beyond Python's limits)."""
     if not stripped.startswith(("'\\x00comment", '"\\x00comment')):
         return None
-    # the string constant itself, as ``ast.literal_eval`` reads it, without the closures
-    # that function leaves for the garbage collector on every call
-    return _read_marker(ast.parse(stripped, mode="eval").body.value)
+    return _read_marker(ast.literal_eval(stripped))
 
 
 def _read_marker(value):
@@ -233,10 +190,10 @@ def _read_marker(value):
 
 
 def _marker_of(stmt):
-    """The source line of a marker statement, None for any other statement."""
+    """(source line, comment text) of a marker statement, None for any other statement."""
     if (isinstance(stmt, ast.Expr) and isinstance(stmt.value, ast.Constant)
             and isinstance(stmt.value.value, str) and is_comment_marker(stmt.value.value)):
-        return _read_marker(stmt.value.value)[0]
+        return _read_marker(stmt.value.value)
     return None
 
 
@@ -245,7 +202,8 @@ def _blocks(body, context, text):
     ``body`` and the bodies nested in them, in textual order; ``text``: their lines."""
     head = last = None  # (source line, first line) of the block being read; its end
     for stmt in body:
-        line = _marker_of(stmt)
+        marker = _marker_of(stmt)
+        line = marker[0] if marker is not None else None
         nested = [] if line is not None else list(_nested(stmt, context, text))
         # the function's return ends a block: it is no source line's adjoint
         if head is not None and (line is not None or nested or isinstance(stmt, ast.Return)):

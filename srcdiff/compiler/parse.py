@@ -24,6 +24,7 @@ import gast
 import numpy as np
 
 from . import syntax as S
+from .convert import to_gast
 from .errors import CompileError, SourceMap
 from .methods import FIXED
 
@@ -139,7 +140,7 @@ def _parse_function(fn):
     tree, source_map = read_lambda(fn) if fn.__code__.co_name == "<lambda>" else read_def(fn)
     _mangle(tree, fn.__qualname__)
     with _recursion_room():  # gast's conversion recurses a few frames a level
-        node = gast.ast_to_gast(tree)
+        node = to_gast(tree)
     node.decorator_list = []
     _check_signature(node, source_map)
     return Parsed(fn, node, source_map, namespace_of(fn))

@@ -1,5 +1,9 @@
 """Small builders for gast syntax trees: templates are parsed from text."""
+import ast
+
 import gast
+
+from .convert import to_gast
 
 
 def name(id_, ctx=None):
@@ -18,7 +22,7 @@ def assign(target, value):
 
 def expr(text):
     """The expression ``text`` as a gast node (without a location of its own)."""
-    return _unlocated(gast.parse(text).body[0].value)
+    return _unlocated(to_gast(ast.parse(text).body[0].value))
 
 
 def _unlocated(node):
@@ -33,7 +37,7 @@ def stmts(text, **subs):
     """The statements of ``text``, with each Name in ``subs`` replaced by its node.
 
     A substitute may be a node or a string (a name)."""
-    tree = _unlocated(gast.parse(text))
+    tree = _unlocated(to_gast(ast.parse(text)))
     if subs:
         tree = Substitute(subs).visit(tree)
     return tree.body
