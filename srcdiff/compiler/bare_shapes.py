@@ -17,6 +17,7 @@ whose walk reads the same tape (and measures with other helpers), is changed.
 import gast
 
 from ..rules import helpers
+from . import syntax as S
 from .forward import kept_as_shape
 
 
@@ -45,7 +46,7 @@ def _reads(node, parent, calls, others, refs):
         else:
             others.add(node.id)
         return
-    for child in gast.iter_child_nodes(node):
+    for child in S.children(node):
         _reads(child, node, calls, others, refs)
 
 

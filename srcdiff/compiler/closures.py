@@ -343,16 +343,28 @@ def _callee_name(call):
     return func.id if isinstance(func, gast.Name) else "callee"
 
 
-class _Calls(gast.NodeTransformer):
+class _Calls:
     """An expression's calls converted by ``converter``, aliases of its captures
     replaced (``_Converter.expr``); copies of captures appended to ``pre``."""
 
     def __init__(self, converter, pre):
         self.converter, self.pre = converter, pre
 
-    def visit_Call(self, call):
-        self.generic_visit(call)
-        return self.converter.call(call, self.pre)
+    def visit(self, node):
+        """``node`` converted, its children first, as a NodeTransformer would: in a
+        plain recursion (it runs on every expression of the body)."""
+        kind = type(node)
+        if kind is gast.Name:
+            return self.visit_Name(node)
+        if kind in _OWN_SCOPES:
+            return node
+        for field in node._fields:
+            value = getattr(node, field, None)
+            if type(value) is list:
+                value[:] = [self.visit(v) if isinstance(v, gast.AST) else v for v in value]
+            elif isinstance(value, gast.AST):
+                setattr(node, field, self.visit(value))
+        return self.converter.call(node, self.pre) if kind is gast.Call else node
 
     def visit_Name(self, n):
         converter = self.converter
@@ -361,11 +373,7 @@ class _Calls(gast.NodeTransformer):
             return n
         return gast.copy_location(S.copy_node(alias[1]), n)
 
-    def visit_Lambda(self, n):
-        return n  # its body runs elsewhere: converted when it is compiled
 
-    def visit_comprehension_form(self, n):
-        return n  # its own scope: a lambda in it stays, refused
-
-    visit_ListComp = visit_SetComp = visit_DictComp = visit_GeneratorExp = \
-        visit_comprehension_form
+# a lambda's body runs elsewhere (converted when it is compiled); a comprehension is a
+# scope of its own (a lambda in it stays, refused)
+_OWN_SCOPES = (gast.Lambda, gast.ListComp, gast.SetComp, gast.DictComp, gast.GeneratorExp)

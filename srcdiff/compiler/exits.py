@@ -113,15 +113,23 @@ def has_early_return(body):
         if isinstance(s, gast.Return):
             if not last:
                 return True
-        elif any(isinstance(n, gast.Return) for n in S.walk(s)):
+        elif _has_return(s):
             return True
     return False
+
+
+def _has_return(node):
+    """Whether a return statement lies anywhere in ``node`` (an expression holds none,
+    so none is walked)."""
+    if isinstance(node, gast.Return):
+        return True
+    return not isinstance(node, gast.expr) and any(_has_return(c) for c in S.children(node))
 
 
 def _may_exit(s, in_loop):
     """Whether ``s`` may leave the current block early (at this loop level)."""
     if isinstance(s, (gast.For, gast.While)):
-        return any(isinstance(n, gast.Return) for n in S.walk(s))
+        return _has_return(s)
     return _exits(s, 0, in_loop)
 
 
@@ -133,6 +141,6 @@ def _exits(node, depth, in_loop):
         return depth == 0 and in_loop
     if isinstance(node, (gast.For, gast.While)):
         return any(_exits(c, depth + 1, in_loop) for c in node.body)
-    if isinstance(node, (gast.FunctionDef, gast.Lambda)):
+    if isinstance(node, (gast.FunctionDef, gast.expr)):  # an expression holds no exit
         return False
-    return any(_exits(c, depth, in_loop) for c in gast.iter_child_nodes(node))
+    return any(_exits(c, depth, in_loop) for c in S.children(node))

@@ -231,7 +231,7 @@ def _measures(node, measuring, measured, used):
         for kw in node.keywords:
             _measures(kw.value, False, measured, used)
         return
-    for child in gast.iter_child_nodes(node):
+    for child in S.children(node):
         _measures(child, False, measured, used)
 
 

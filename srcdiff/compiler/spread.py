@@ -222,5 +222,5 @@ def _occur(node, parent, stmt, reads, writes):
         else:
             writes.setdefault(node.id, []).append(stmt)
         return
-    for child in gast.iter_child_nodes(node):
+    for child in S.children(node):
         _occur(child, node, child if isinstance(child, gast.stmt) else stmt, reads, writes)

@@ -90,19 +90,23 @@ def walk(node):
     (breadth-first) order, as a list made without its generators (the compiler's
     passes walk every statement several times)."""
     found = [node]
-    at = 0
-    AST = gast.AST
-    while at < len(found):
-        n = found[at]
-        at += 1
-        for field in n._fields:
-            value = getattr(n, field, None)
-            if type(value) is list:
-                for item in value:
-                    if isinstance(item, AST):
-                        found.append(item)
-            elif isinstance(value, AST):
-                found.append(value)
+    for n in found:  # grows as it goes
+        found.extend(children(n))
+    return found
+
+
+def children(node):
+    """The nodes right under ``node``, in order: ``gast.iter_child_nodes``'s, as a list
+    (the recursive walks of the passes ask it of every node)."""
+    found = []
+    for field in node._fields:
+        value = getattr(node, field, None)
+        if type(value) is list:
+            for item in value:
+                if isinstance(item, gast.AST):
+                    found.append(item)
+        elif isinstance(value, gast.AST):
+            found.append(value)
     return found
 
 
