@@ -358,12 +358,7 @@ class _Calls:
             return self.visit_Name(node)
         if kind in _OWN_SCOPES:
             return node
-        for field in node._fields:
-            value = getattr(node, field, None)
-            if type(value) is list:
-                value[:] = [self.visit(v) if isinstance(v, gast.AST) else v for v in value]
-            elif isinstance(value, gast.AST):
-                setattr(node, field, self.visit(value))
+        S.transform_children(node, self.visit)
         return self.converter.call(node, self.pre) if kind is gast.Call else node
 
     def visit_Name(self, n):

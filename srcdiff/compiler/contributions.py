@@ -319,12 +319,7 @@ class _Simplify:
         """``node`` simplified, its children first, as a NodeTransformer would: in a
         plain recursion, which costs a fraction of the visitor's dispatch (this runs on
         every contribution of every statement)."""
-        for field in node._fields:
-            value = getattr(node, field, None)
-            if type(value) is list:
-                value[:] = [self.visit(v) if isinstance(v, gast.AST) else v for v in value]
-            elif isinstance(value, gast.AST):
-                setattr(node, field, self.visit(value))
+        S.transform_children(node, self.visit)
         kind = type(node)
         if kind is gast.Call:
             return self.visit_Call(node)

@@ -110,6 +110,18 @@ def children(node):
     return found
 
 
+def transform_children(node, visit):
+    """Replace each child of ``node`` by ``visit(child)``, in order, as the generic visit
+    of a NodeTransformer whose ``visit`` returns one node does, in a plain loop."""
+    for field in node._fields:
+        value = getattr(node, field, None)
+        if type(value) is list:
+            value[:] = [visit(v) if isinstance(v, gast.AST) else v for v in value]
+        elif isinstance(value, gast.AST):
+            setattr(node, field, visit(value))
+    return node
+
+
 def names_in(node):
     """The set of Name ids loaded or stored anywhere in ``node``."""
     return {n.id for n in walk(node) if isinstance(n, gast.Name)}
