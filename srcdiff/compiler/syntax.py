@@ -153,24 +153,24 @@ def loads_and_stores(stmt):
 
 def _names_by_context(node, loads, stores):
     """Add to ``loads`` the ids of the Names ``node`` reads, and to ``stores`` (unless
-    None) those it binds; a Name's own annotation is not walked.  (A module-level
-    function, not a closure that calls itself: such a closure is a reference cycle,
-    left for the garbage collector on every call.)"""
-    if type(node) is gast.Name:
-        ctx = type(node.ctx)
-        if ctx is gast.Load:
-            loads.add(node.id)
-        elif ctx is gast.Store and stores is not None:
-            stores.add(node.id)
-        return loads, stores
-    for field in node._fields:
-        value = getattr(node, field, None)
-        if isinstance(value, list):
-            for item in value:
-                if isinstance(item, gast.AST):
-                    _names_by_context(item, loads, stores)
-        elif isinstance(value, gast.AST):
-            _names_by_context(value, loads, stores)
+    None) those it binds; a Name's own annotation is not walked.  (A loop over a stack:
+    the passes ask it of every statement, and it costs less than recursion.)"""
+    todo = [node]
+    while todo:
+        n = todo.pop()
+        if type(n) is gast.Name:
+            ctx = type(n.ctx)
+            if ctx is gast.Load:
+                loads.add(n.id)
+            elif ctx is gast.Store and stores is not None:
+                stores.add(n.id)
+            continue
+        for field in n._fields:  # children(n), inlined: this runs on every node
+            value = getattr(n, field, None)
+            if type(value) is list:
+                todo.extend(item for item in value if isinstance(item, gast.AST))
+            elif isinstance(value, gast.AST):
+                todo.append(value)
     return loads, stores
 
 
