@@ -47,13 +47,13 @@ class Forward:
         extra += list(self.replay.tapes().values())
         tape = self.tape_names = list(dict.fromkeys(sorted(live) + extra))
         # a value saved for the backward pass may come from a branch not taken: define it
-        before, definite = definitely_assigned(self.facts)
+        definite = definitely_assigned(self.facts)
         top = {id(st) for st in self.facts.body}  # a save inside an if may not run: not definite
         definite |= {v for k, (kind, v) in plan.saves.items() if kind == "name" and k[0] in top}
         missing = [n for n in tape if n not in definite and n not in plan.init_none
                    and n not in plan.stacks and n not in self.replay.counter_stacks.values()]
         # the user's own reads of a value defined here must still fail where Python's would
-        self.guards = _unbound_reads(self.facts, before,
+        self.guards = _unbound_reads(self.facts,
                                      (set(plan.init_none) | set(missing)) & self.facts.primal)
         guarded = {name for names in self.guards.values() for name in names}
         code = [S.assign(n, self.unbound if n in guarded else S.const(None))
@@ -235,36 +235,41 @@ def _measures(node, measuring, measured, used):
         _measures(child, False, measured, used)
 
 
-def definitely_assigned(facts):
-    """(id(statement) -> the names surely bound before it runs, those surely bound
-    at the end of the body): a loop may run no iteration, a branch takes one arm."""
-    before = {}
-    return before, _assigned(facts.body, frozenset(facts.params), before)
+def definitely_assigned(facts, before=None):
+    """The names surely bound at the end of the body (a loop may run no iteration, a
+    branch takes one arm); with ``before`` (a dict), also id(statement) -> those surely
+    bound before it runs, recorded into it."""
+    return _assigned(facts.body, set(facts.params), before)
 
 
 def _assigned(stmts, defined, before):
-    """The names surely bound after ``stmts`` run, ``defined`` before them; records
-    in ``before`` those bound before each statement (``definitely_assigned``)."""
+    """The names surely bound after ``stmts`` run, ``defined`` before them (a set this
+    changes: a copy for each arm and loop body, one set along a straight run, so that
+    a long body costs no copy per statement but for ``before``'s records)."""
     for s in stmts:
-        before[id(s)] = defined
+        if before is not None:
+            before[id(s)] = frozenset(defined)
         if isinstance(s, gast.Assign) and not isinstance(s.targets[0], gast.Subscript):
-            defined = defined | set(target_names(s.targets[0]))
+            defined.update(target_names(s.targets[0]))
         elif isinstance(s, gast.If) and manager_of(s):  # always taken (managers.py)
             defined = _assigned(s.body, defined, before)
         elif isinstance(s, gast.If):
-            defined = _assigned(s.body, defined, before) & _assigned(s.orelse, defined, before)
+            defined = (_assigned(s.body, set(defined), before)
+                       & _assigned(s.orelse, set(defined), before))
         elif isinstance(s, gast.For):
             _assigned(s.body, defined | {s.target.id}, before)
         elif isinstance(s, gast.While):
-            _assigned(s.body, defined, before)
+            _assigned(s.body, set(defined), before)
     return defined
 
 
-def _unbound_reads(facts, before, names):
+def _unbound_reads(facts, names):
     """id(statement) -> the names among ``names`` it reads that may be unbound there."""
     guards = {}
     if not names:
         return guards
+    before = {}
+    definitely_assigned(facts, before)
     for s in facts.in_order:
         if isinstance(s, gast.If):
             reads = S.loaded_names(s.test)
