@@ -86,16 +86,14 @@ class _Converter:
             if fdef is not None:
                 self.local_defs.setdefault(fdef.name, (k, fdef, s))
         self.partials = {}  # name -> (top-level index, function) of local partials
-        # name -> how often it is bound (or deleted): a count, not a list to count in
-        stores = collections.Counter(n.id for n in S.walk(node) if isinstance(n, gast.Name)
-                                     and not isinstance(n.ctx, gast.Load))
+        stores, called, written = _bindings(node)
         for k, s in enumerate(node.body):
             made = self.partial_made(s)
             if made is not None and stores[s.targets[0].id] == 1 and (
                     s.targets[0].id not in self.params):
                 self.partials[s.targets[0].id] = (k, made)
         self.bound = {}  # name of a partial made -> (its function, copies, {key: copy})
-        self.aliases = self.method_aliases(node, stores)
+        self.aliases = self.method_aliases(node, stores, called, written)
         self.made = {}  # id(the lambda or def) -> (closure, captures)
         self.maker = FunctionMaker(parsed, self.locals, self.lifted, self.local_defs)
         # a function of its own, not the bound method: the binder holds it, and a
@@ -132,17 +130,12 @@ class _Converter:
             out += pre + [s]
         return out
 
-    def method_aliases(self, node, stores):
+    def method_aliases(self, node, stores, called, written):
         """name -> the attribute chain it is bound to, for each ``g = obj.method`` (or
         ``g = layer``) at the top of the body that is called (``g(x)``) and bound once,
         whose chain's names are never bound and whose attributes never written in the
-        body: reading the chain again where ``g`` is read gives the same object."""
-        called = {n.func.id for n in S.walk(node) if isinstance(n, gast.Call)
-                  and isinstance(n.func, gast.Name)}
-        written = {n.id for t in S.walk(node) if isinstance(t, (gast.Attribute,
-                                                                   gast.Subscript))
-                   and not isinstance(t.ctx, gast.Load) for n in S.walk(t)
-                   if isinstance(n, gast.Name)}
+        body: reading the chain again where ``g`` is read gives the same object
+        (``stores``, ``called``, ``written``: see :func:`_bindings`)."""
         aliases = {}
         for k, s in enumerate(node.body):
             name = _target(s)
@@ -160,12 +153,13 @@ class _Converter:
         """The function ``s`` (``p = functools.partial(f, ...)``) makes a partial of."""
         if _target(s) is None or not (isinstance(s.value, gast.Call) and s.value.args):
             return None
-        try:
-            made, fn = (self.parsed.resolve(s.value.func),
-                        self.parsed.resolve(s.value.args[0]))
+        try:  # the function first: most calls make no partial, and their arguments
+            if self.parsed.resolve(s.value.func) is not functools.partial:  # are locals
+                return None
+            fn = self.parsed.resolve(s.value.args[0])
         except KeyError:
             return None
-        if made is not functools.partial or not callable(fn) or isinstance(fn, type):
+        if not callable(fn) or isinstance(fn, type):
             return None
         return fn
 
@@ -319,6 +313,23 @@ class _Converter:
         closure, captures = self.made[id(node)]
         return closure, list(captures)
 
+
+
+def _bindings(node):
+    """(name -> how often it is bound or deleted, the names called as ``f(...)``, the
+    names in an attribute or subscript written into), in one walk of ``node``."""
+    stores, called, written = collections.Counter(), set(), set()
+    for n in S.walk(node):
+        if isinstance(n, gast.Name):
+            if not isinstance(n.ctx, gast.Load):
+                stores[n.id] += 1
+        elif isinstance(n, gast.Call):
+            if isinstance(n.func, gast.Name):
+                called.add(n.func.id)
+        elif isinstance(n, (gast.Attribute, gast.Subscript)) and not isinstance(n.ctx,
+                                                                              gast.Load):
+            written.update(m.id for m in S.walk(n) if isinstance(m, gast.Name))
+    return stores, called, written
 
 
 def _bind(names, namespace, obj, hint):
