@@ -130,7 +130,7 @@ def _commented(text):
     lines = []
     moved = {}
     for number, line in enumerate(text.splitlines(), 1):
-        found = _MARKER_LINE.fullmatch(line)
+        found = _MARKER_LINE.fullmatch(line) if "\\x00comment" in line else None
         if found is not None and found[2] == "0":
             continue  # an end of block: no line
         if found is not None:
