@@ -4,8 +4,6 @@ programs: liveness (``optimize.unread_after`` against ``live_after``), the guess
 ranks (``facts._ranks`` against rounds over every name), ``syntax.walk`` against
 ``gast.walk``, ``loads_and_stores``, and ``copy_node`` with substitutions against
 ``Substitute``."""
-import linecache
-
 import gast
 import numpy as np
 import pytest
@@ -13,14 +11,20 @@ import pytest
 from srcdiff.compiler import facts as F
 from srcdiff.compiler import syntax as S
 from srcdiff.compiler.optimize import live_after, statement_kills, unread_after
+from srcdiff.compiler import analysis as A
 from srcdiff.compiler.analysis import Describer
+from srcdiff.compiler.errors import InvariantError
+from srcdiff.compiler.forward import definitely_assigned
+from srcdiff.compiler.managers import manager_of
 from compiler_passes import normalised, source
+from util import function_from_text
 
 NAMES = ["a", "b", "c", "d", "e"]
 
 
-def random_block(rng, depth=0, length=None):
-    """Lines of a random block: assignments, branches, loops, deletes, lambdas."""
+def random_block(rng, depth=0, length=None, lambdas=True):
+    """Lines of a random block: assignments, branches, loops, deletes, lambdas (or,
+    without ``lambdas``, values made of nothing varied in their place)."""
     lines = []
     for _ in range(length or int(rng.integers(1, 6))):
         kind = rng.integers(0, 10 if depth < 2 else 6)
@@ -30,16 +34,16 @@ def random_block(rng, depth=0, length=None):
         elif kind == 4:
             lines.append(f"{target}[0] = {x}")
         elif kind == 5:
-            lines.append(f"{target} = lambda u: u * {x}")
+            lines.append(f"{target} = lambda u: u * {x}" if lambdas else f"{target} = {x} * 0.0")
         elif kind < 8:
             lines.append(f"if {x} > 0:")
-            lines += ["    " + l for l in random_block(rng, depth + 1)]
+            lines += ["    " + l for l in random_block(rng, depth + 1, lambdas=lambdas)]
             if rng.integers(0, 2):
                 lines.append("else:")
-                lines += ["    " + l for l in random_block(rng, depth + 1)]
+                lines += ["    " + l for l in random_block(rng, depth + 1, lambdas=lambdas)]
         else:
             lines.append(f"for {target} in range(2):")
-            lines += ["    " + l for l in random_block(rng, depth + 1)]
+            lines += ["    " + l for l in random_block(rng, depth + 1, lambdas=lambdas)]
     return lines
 
 
@@ -118,11 +122,7 @@ def random_ranked_function(seed):
         if target not in names:
             names.append(target)
     text = "def f(x, W, s):\n" + "\n".join(lines) + f"\n    return np.sum({names[-1]})\n"
-    filename = f"<incremental ranks {seed}>"
-    linecache.cache[filename] = (len(text), None, text.splitlines(True), filename)
-    scope = {"np": np}
-    exec(compile(text, filename, "exec"), scope)
-    return scope["f"]
+    return function_from_text(text, "f", f"<incremental ranks {seed}>")
 
 
 def ranks_both_ways(seed, monkeypatch):
@@ -151,3 +151,108 @@ def test_random_ranked_functions_have_ranks_to_find(monkeypatch):
     # the comparison above means something: most values get a rank
     found = [len(ranks_both_ways(seed, monkeypatch)[0].ranks) for seed in range(5)]
     assert sum(found) > 30
+
+
+def random_flow_function(seed):
+    """A function of two vectors x, w whose values flow through branches, loops (which
+    rebind what they read) and writes into arrays: varied here, not there."""
+    rng = np.random.default_rng(seed)
+    lines = ["a = x * 1.0", "b = w * 1.0", "c = x * 0.0", "d = w + x", "e = w * 2.0"]
+    lines += random_block(rng, length=12, lambdas=False)
+    text = "def f(x, w):\n" + "".join(f"    {l}\n" for l in lines) + \
+        "    return np.sum(a * b + c * d * e)\n"
+    return function_from_text(text, "f", f"<incremental flows {seed}>")
+
+
+def _varied_at_as_first_written(facts, active_params):
+    """``analysis._varied_at`` as first written: a frozenset of every varied name before
+    each statement."""
+    before = {}
+
+    def block(stmts, varied):
+        for s in stmts:
+            seen = before.get(id(s))
+            before[id(s)] = varied if seen is None else seen | varied
+            varied = stmt(s, varied)
+        return varied
+
+    def stmt(s, varied):
+        if isinstance(s, gast.If):
+            return block(s.body, varied) | block(s.orelse, varied)
+        if isinstance(s, (gast.For, gast.While)):
+            bound = {s.target.id} if isinstance(s, gast.For) else set()
+            head = varied
+            while not (out := block(s.body, head - bound)) <= head:
+                head = head | out
+            return head
+        if not isinstance(s, gast.Assign):
+            return varied
+        op = facts.ops[id(s)]
+        names = frozenset(A.target_names(s.targets[0]))
+        reached = op.kind is not A.Kind.NONE and bool(A._dependencies(s, op) & varied)
+        if isinstance(s.targets[0], gast.Subscript):
+            return varied | names if reached else varied
+        return (varied - names) | (names if reached else frozenset())
+
+    block(facts.body, frozenset(active_params))
+    return before
+
+
+def _assigned_as_first_written(facts):
+    """``forward.definitely_assigned`` as first written, a frozenset per statement."""
+    before = {}
+
+    def walk(stmts, defined):
+        for s in stmts:
+            before[id(s)] = defined
+            if isinstance(s, gast.Assign) and not isinstance(s.targets[0], gast.Subscript):
+                defined = defined | set(A.target_names(s.targets[0]))
+            elif isinstance(s, gast.If) and manager_of(s):
+                defined = walk(s.body, defined)
+            elif isinstance(s, gast.If):
+                defined = walk(s.body, defined) & walk(s.orelse, defined)
+            elif isinstance(s, gast.For):
+                walk(s.body, defined | {s.target.id})
+            elif isinstance(s, gast.While):
+                walk(s.body, defined)
+        return defined
+
+    return before, walk(facts.body, frozenset(facts.params))
+
+
+@pytest.mark.parametrize("seed", range(30))
+def test_dataflows_along_one_set_equal_a_copy_per_statement(seed):
+    """``adjoint_inputs`` (which keeps, at a plain statement, only the varied names it
+    reads) and ``definitely_assigned`` (one set along a straight run) answer as the
+    frozenset per statement they replace, for every question asked of them."""
+    fn = random_flow_function(seed)
+    body, parsed = normalised(fn)
+    facts = F.gather(body, parsed.params, set(), Describer(parsed.resolve, parsed.source_map))
+    for wrt in (["x"], ["w"], ["x", "w"]):
+        active = A.activity(facts, wrt) | set(wrt)
+        feeds = A.adjoint_inputs(facts, active, wrt)
+        expected = _varied_at_as_first_written(facts, wrt)
+        for s in facts.in_order:
+            branching = isinstance(s, (gast.If, gast.For, gast.While))
+            asked = facts.primal if branching else S.loaded_names(s)
+            for name in asked:
+                assert feeds(s, name) == (name in active and name in expected[id(s)])
+            if not branching and active - asked:
+                with pytest.raises(InvariantError):  # a question it did not foresee
+                    feeds(s, sorted(active - asked)[0])
+    before, end = _assigned_as_first_written(facts)
+    found = {}
+    assert definitely_assigned(facts, found) == end
+    assert found == before
+
+
+def test_random_flow_functions_vary_and_do_not():
+    # the comparison above means something: statements see both answers
+    answers = set()
+    for seed in range(5):
+        body, parsed = normalised(random_flow_function(seed))
+        facts = F.gather(body, parsed.params, set(),
+                         Describer(parsed.resolve, parsed.source_map))
+        feeds = A.adjoint_inputs(facts, facts.primal, ["x"])
+        answers |= {feeds(s, n) for s in facts.assigns for n in S.loaded_names(s)}
+    assert answers == {True, False}

@@ -33,3 +33,14 @@ def module_from_source(path, text):
     spec.loader.exec_module(module)
     module.path = path
     return module
+
+
+def function_from_text(text, name, filename):
+    """The function ``name`` that ``text`` defines, under ``filename``, with ``np`` in
+    its globals; its source is findable (``linecache``), as the compiler needs."""
+    import linecache
+    import numpy
+    linecache.cache[filename] = (len(text), None, text.splitlines(True), filename)
+    scope = {"np": numpy}
+    exec(compile(text, filename, "exec"), scope)
+    return scope[name]

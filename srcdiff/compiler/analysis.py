@@ -25,6 +25,7 @@ from ..rules.shapes import SEQUENCE_FORMS, cast
 from . import syntax as S
 from .anf import STATIC_ATTRIBUTES
 from .dispatch import Method
+from .errors import InvariantError
 
 BINOPS = {gast.Add: np.add, gast.Sub: np.subtract, gast.Mult: np.multiply,
           gast.Div: np.true_divide, gast.Pow: np.power, gast.MatMult: np.matmul,
@@ -357,37 +358,76 @@ def adjoint_inputs(facts, active, active_params):
 
 def _varied_at(facts, active_params):
     """id(statement) -> the names holding a varied value just before it runs: the
-    flows of ``_flows``, followed in order (a loop to a fixpoint, branches joined)."""
+    flows of ``_flows``, followed in order (a loop to a fixpoint, branches joined).
+    A branch or loop records them all; any other statement those it reads (a
+    :class:`_Read`), the only ones asked of it, so that a long body costs no copy of
+    them all per statement."""
     before = {}
-
-    def block(stmts, varied):
-        for s in stmts:
-            seen = before.get(id(s))  # frozensets: the first visit's is shared, not copied
-            before[id(s)] = varied if seen is None else seen | varied
-            varied = stmt(s, varied)
-        return varied
-
-    def stmt(s, varied):
-        if isinstance(s, gast.If):
-            return block(s.body, varied) | block(s.orelse, varied)
-        if isinstance(s, (gast.For, gast.While)):
-            bound = {s.target.id} if isinstance(s, gast.For) else set()
-            head = varied
-            while not (out := block(s.body, head - bound)) <= head:
-                head = head | out
-            return head  # also what a loop that never runs leaves
-        if not isinstance(s, gast.Assign):
-            return varied
-        op = facts.ops[id(s)]
-        target = s.targets[0]
-        names = frozenset(target_names(target))
-        reached = op.kind is not Kind.NONE and bool(_dependencies(s, op) & varied)
-        if isinstance(target, gast.Subscript):  # x[i] = v: x keeps what it held
-            return varied | names if reached else varied
-        return (varied - names) | (names if reached else frozenset())
-
-    block(facts.body, frozenset(active_params))
+    _varied_block(facts.body, set(active_params), facts, before, {})
     return before
+
+
+def _varied_block(stmts, varied, facts, before, reads):
+    """The names varied after ``stmts`` run, ``varied`` before them (a set this changes
+    along the block; arms and loop bodies get copies); records in ``before`` those
+    varied before each statement; ``reads``: id(statement) -> the names it reads."""
+    for s in stmts:
+        if isinstance(s, (gast.If, gast.For, gast.While)):
+            record = frozenset(varied)
+        else:
+            if id(s) not in reads:
+                reads[id(s)] = frozenset(S.loaded_names(s))
+            record = _Read(reads[id(s)], varied)
+        seen = before.get(id(s))
+        before[id(s)] = record if seen is None else seen | record
+        varied = _varied_stmt(s, varied, facts, before, reads)
+    return varied
+
+
+def _varied_stmt(s, varied, facts, before, reads):
+    if isinstance(s, gast.If):
+        return (_varied_block(s.body, set(varied), facts, before, reads)
+                | _varied_block(s.orelse, set(varied), facts, before, reads))
+    if isinstance(s, (gast.For, gast.While)):
+        bound = {s.target.id} if isinstance(s, gast.For) else set()
+        head = varied
+        while not (out := _varied_block(s.body, head - bound, facts, before, reads)) <= head:
+            head = head | out
+        return head  # also what a loop that never runs leaves
+    if not isinstance(s, gast.Assign):
+        return varied
+    op = facts.ops[id(s)]
+    target = s.targets[0]
+    names = target_names(target)
+    reached = op.kind is not Kind.NONE and bool(_dependencies(s, op) & varied)
+    if not isinstance(target, gast.Subscript):  # x[i] = v: x keeps what it held
+        varied.difference_update(names)
+    if reached:
+        varied.update(names)
+    return varied
+
+
+class _Read:
+    """The varied names among those a statement other than a branch or loop reads: all
+    that ``feeds`` asks of it (its inputs, an array it writes into).  A name it does
+    not read is a question the analysis did not foresee: raised, never answered."""
+
+    __slots__ = ("reads", "varied")
+
+    def __init__(self, reads, varied):
+        self.reads = reads
+        self.varied = frozenset(n for n in reads if n in varied)
+
+    def __contains__(self, name):
+        if name not in self.reads:
+            raise InvariantError(f"whether {name!r} is varied was asked of a statement "
+                                 "that does not read it")
+        return name in self.varied
+
+    def __or__(self, other):  # a statement in a loop, seen again
+        joined = _Read(self.reads, ())
+        joined.varied = self.varied | other.varied
+        return joined
 
 
 def _flows(facts):

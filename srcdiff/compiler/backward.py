@@ -55,8 +55,10 @@ class Backward:
         self.refs = contrib.refs
         self.plan = None
         self.rows = None  # see emit
-        self.flow = Flow(self.effects, self.owned, contrib.feeds)
-        self.effect_cache = {}
+        # the flow calls back into the effects, never into the emitter: no reference
+        # cycle keeps this pass's records for the garbage collector
+        self.effects = _Effects(facts, active, contrib, namer)
+        self.flow = Flow(self.effects.of, self.effects.owned, contrib.feeds)
 
     def adjoint(self, name):
         return self.namer.adjoint(name)
@@ -258,7 +260,7 @@ class Backward:
         its result."""
         d = self.adjoint(v)
         how, dense = how_of(expr, self.refs)
-        action = advance(self.state, self.accumulated, v, how, self.owned(v), dense)
+        action = advance(self.state, self.accumulated, v, how, self.effects.owned(v), dense)
         negated = isinstance(expr, gast.UnaryOp) and isinstance(expr.op, gast.USub)
         if spent is not None and not (negated and action in ("add", "iadd")):
             expr = written_into(expr, spent, self.refs)  # (dx - dy makes no -dy at all)
@@ -281,51 +283,6 @@ class Backward:
         if action == "iadd":  # our own array: add into it rather than allocate another
             return [gast.AugAssign(target=S.name(d, gast.Store()), op=op, value=expr)]
         return [S.assign(d, gast.BinOp(left=S.name(d), op=op, right=expr))]
-
-    def effects(self, s, state):
-        """The effects on adjoint states (see adjoint_state) of assignment ``s``'s
-        adjoint, reached in ``state``: the same as its emission's."""
-        target = s.targets[0]
-        if isinstance(target, gast.Subscript):
-            x = target.value.id
-            if x not in self.active or state.get(x, UNSET) == UNSET:
-                return []
-            v = s.value
-            added = [("add", v.id, OTHER, OTHER)] if (isinstance(v, gast.Name)
-                                                      and self.contrib.feeds(s, v.id)) else []
-            return added + [("own", x) if self.contrib.feeds(s, x) else ("reset", x)]
-        names = target_names(target)
-        if not any(t in self.active and state.get(t, UNSET) != UNSET for t in names):
-            return []
-        if id(s) not in self.effect_cache:
-            self.effect_cache[id(s)] = self.contribution_effects(s, target)
-        return [("reset", t) for t in names] + self.effect_cache[id(s)]
-
-    def contribution_effects(self, s, target):
-        """("add", name, how, dense) for each contribution of live assignment ``s``."""
-        op = self.ops[id(s)]
-        if isinstance(target, gast.Tuple):
-            if op.kind is Kind.SPLIT:
-                x = s.value.args[0]
-                return ([("add", x.id, OTHER, OTHER)]
-                        if isinstance(x, gast.Name) and self.contrib.feeds(s, x.id) else [])
-            if op.kind is not Kind.CALL:
-                return []  # refused by the emitter if an input is active
-            douts = S.const(0.0)  # what the callee's backward call takes: any expression
-            contributions = self.contrib.call(s, op, douts)[1]
-        else:
-            x = target.id
-            contributions = self.contrib.of(s, op, S.name(self.adjoint(x)), S.name(x))[1]
-            late = [c for v, c in contributions if v == x]
-            contributions = [(v, c) for v, c in contributions if v != x]
-            if late:  # x = f(x, ...): its old value's adjoint comes last, summed
-                contributions.append((x, late[0] if len(late) == 1 else gast.BinOp(
-                    left=late[0], op=gast.Add(), right=late[1])))
-        return [("add", v) + how_of(c, self.refs) for v, c in contributions]
-
-    def owned(self, name):
-        """The state of a fresh adjoint: owned, unless it is a number (never written into)."""
-        return SET if name in self.scalars else OWNED
 
     def reverse_setitem(self, s, target):
         x = target.value.id
@@ -407,7 +364,7 @@ class Backward:
         self.state = dict(before)
         orelse = self.reverse_block(s.orelse)
         after_else = self.state
-        merged, zero_body, zero_else = join(after_body, after_else, self.owned,
+        merged, zero_body, zero_else = join(after_body, after_else, self.effects.owned,
                                             lambda name: self.contrib.feeds(s, name))
         body += [self.zeros_at(s, name) for name in zero_body]
         orelse += [self.zeros_at(s, name) for name in zero_else]
@@ -513,6 +470,65 @@ class Backward:
 
     def no_rule(self, s, op):
         return refusal(self.source_map, s, op)
+
+
+class _Effects:
+    """The effects on adjoint states (adjoint_state.py) of each assignment's adjoint,
+    as the emitter's contributions make them: what the loop heads' dataflow reads."""
+
+    def __init__(self, facts, active, contrib, namer):
+        self.active = active
+        self.contrib = contrib
+        self.ops = facts.ops
+        self.scalars = facts.scalars
+        self.namer = namer
+        self.refs = contrib.refs
+        self.cache = {}  # id(assignment) -> its contributions' effects
+
+    def of(self, s, state):
+        """The effects on adjoint states (see adjoint_state) of assignment ``s``'s
+        adjoint, reached in ``state``: the same as its emission's."""
+        target = s.targets[0]
+        if isinstance(target, gast.Subscript):
+            x = target.value.id
+            if x not in self.active or state.get(x, UNSET) == UNSET:
+                return []
+            v = s.value
+            added = [("add", v.id, OTHER, OTHER)] if (isinstance(v, gast.Name)
+                                                      and self.contrib.feeds(s, v.id)) else []
+            return added + [("own", x) if self.contrib.feeds(s, x) else ("reset", x)]
+        names = target_names(target)
+        if not any(t in self.active and state.get(t, UNSET) != UNSET for t in names):
+            return []
+        if id(s) not in self.cache:
+            self.cache[id(s)] = self.contribution_effects(s, target)
+        return [("reset", t) for t in names] + self.cache[id(s)]
+
+    def contribution_effects(self, s, target):
+        """("add", name, how, dense) for each contribution of live assignment ``s``."""
+        op = self.ops[id(s)]
+        if isinstance(target, gast.Tuple):
+            if op.kind is Kind.SPLIT:
+                x = s.value.args[0]
+                return ([("add", x.id, OTHER, OTHER)]
+                        if isinstance(x, gast.Name) and self.contrib.feeds(s, x.id) else [])
+            if op.kind is not Kind.CALL:
+                return []  # refused by the emitter if an input is active
+            douts = S.const(0.0)  # what the callee's backward call takes: any expression
+            contributions = self.contrib.call(s, op, douts)[1]
+        else:
+            x = target.id
+            contributions = self.contrib.of(s, op, S.name(self.namer.adjoint(x)), S.name(x))[1]
+            late = [c for v, c in contributions if v == x]
+            contributions = [(v, c) for v, c in contributions if v != x]
+            if late:  # x = f(x, ...): its old value's adjoint comes last, summed
+                contributions.append((x, late[0] if len(late) == 1 else gast.BinOp(
+                    left=late[0], op=gast.Add(), right=late[1])))
+        return [("add", v) + how_of(c, self.refs) for v, c in contributions]
+
+    def owned(self, name):
+        """The state of a fresh adjoint: owned, unless it is a number (never written into)."""
+        return SET if name in self.scalars else OWNED
 
 
 def Comment(text, line):

@@ -17,6 +17,7 @@ whose walk reads the same tape (and measures with other helpers), is changed.
 import gast
 
 from ..rules import helpers
+from . import syntax as S
 from .forward import kept_as_shape
 
 
@@ -26,24 +27,27 @@ def bare_shapes(code, measured, facts, refs):
     calls = {}     # name -> the unbroadcast calls that read it
     others = set()  # names read any other way
 
-    def visit(node, parent):
-        if isinstance(node, gast.Name) and isinstance(node.ctx, gast.Load):
-            if _unbroadcasts_to(parent, node, refs):
-                calls.setdefault(node.id, []).append(parent)
-            else:
-                others.add(node.id)
-            return
-        for child in gast.iter_child_nodes(node):
-            visit(child, node)
-
     for stmt in code:
-        visit(stmt, None)
+        _reads(stmt, None, calls, others, refs)
     bare = {n for n in calls if kept_as_shape(n, measured, facts) and n not in others
             and (facts.ranks.get(n) or 0) >= 1 and _bound_once(n, facts)}
     for name in bare:
         for call in calls[name]:
             call.func = refs.helper("unbroadcast_to")
     return bare
+
+
+def _reads(node, parent, calls, others, refs):
+    """Add each Name ``node`` reads to ``calls`` (with the unbroadcast call that reads
+    it) or ``others``; ``parent``: the node holding ``node``."""
+    if isinstance(node, gast.Name) and isinstance(node.ctx, gast.Load):
+        if _unbroadcasts_to(parent, node, refs):
+            calls.setdefault(node.id, []).append(parent)
+        else:
+            others.add(node.id)
+        return
+    for child in S.children(node):
+        _reads(child, node, calls, others, refs)
 
 
 def _bound_once(name, facts):

@@ -86,18 +86,19 @@ class _Converter:
             if fdef is not None:
                 self.local_defs.setdefault(fdef.name, (k, fdef, s))
         self.partials = {}  # name -> (top-level index, function) of local partials
-        # name -> how often it is bound (or deleted): a count, not a list to count in
-        stores = collections.Counter(n.id for n in S.walk(node) if isinstance(n, gast.Name)
-                                     and not isinstance(n.ctx, gast.Load))
+        stores, called, written = _bindings(node)
         for k, s in enumerate(node.body):
             made = self.partial_made(s)
             if made is not None and stores[s.targets[0].id] == 1 and (
                     s.targets[0].id not in self.params):
                 self.partials[s.targets[0].id] = (k, made)
         self.bound = {}  # name of a partial made -> (its function, copies, {key: copy})
-        self.aliases = self.method_aliases(node, stores)
+        self.aliases = self.method_aliases(node, stores, called, written)
         self.made = {}  # id(the lambda or def) -> (closure, captures)
         self.maker = FunctionMaker(parsed, self.locals, self.lifted, self.local_defs)
+        # a function of its own, not the bound method: the binder holds it, and a
+        # converter holding its binder would be a reference cycle
+        self.bind = functools.partial(_bind, names, parsed.namespace)
         self.binder = CallBinder(self.source_map, self.bind)
         self.top = None  # index of the top-level statement being converted
 
@@ -129,17 +130,12 @@ class _Converter:
             out += pre + [s]
         return out
 
-    def method_aliases(self, node, stores):
+    def method_aliases(self, node, stores, called, written):
         """name -> the attribute chain it is bound to, for each ``g = obj.method`` (or
         ``g = layer``) at the top of the body that is called (``g(x)``) and bound once,
         whose chain's names are never bound and whose attributes never written in the
-        body: reading the chain again where ``g`` is read gives the same object."""
-        called = {n.func.id for n in S.walk(node) if isinstance(n, gast.Call)
-                  and isinstance(n.func, gast.Name)}
-        written = {n.id for t in S.walk(node) if isinstance(t, (gast.Attribute,
-                                                                   gast.Subscript))
-                   and not isinstance(t.ctx, gast.Load) for n in S.walk(t)
-                   if isinstance(n, gast.Name)}
+        body: reading the chain again where ``g`` is read gives the same object
+        (``stores``, ``called``, ``written``: see :func:`_bindings`)."""
         aliases = {}
         for k, s in enumerate(node.body):
             name = _target(s)
@@ -157,12 +153,13 @@ class _Converter:
         """The function ``s`` (``p = functools.partial(f, ...)``) makes a partial of."""
         if _target(s) is None or not (isinstance(s.value, gast.Call) and s.value.args):
             return None
-        try:
-            made, fn = (self.parsed.resolve(s.value.func),
-                        self.parsed.resolve(s.value.args[0]))
+        try:  # the function first: most calls make no partial, and their arguments
+            if self.parsed.resolve(s.value.func) is not functools.partial:  # are locals
+                return None
+            fn = self.parsed.resolve(s.value.args[0])
         except KeyError:
             return None
-        if made is not functools.partial or not callable(fn) or isinstance(fn, type):
+        if not callable(fn) or isinstance(fn, type):
             return None
         return fn
 
@@ -185,30 +182,7 @@ class _Converter:
 
     def expr(self, node, pre):
         """``node`` with its calls converted; copies of captures appended to ``pre``."""
-        converter = self
-
-        class Calls(gast.NodeTransformer):
-            def visit_Call(self, call):
-                self.generic_visit(call)
-                return converter.call(call, pre)
-
-            def visit_Name(self, n):
-                alias = converter.aliases.get(n.id)
-                if alias is None or not isinstance(n.ctx, gast.Load) or (
-                        alias[0] >= converter.top):
-                    return n
-                return gast.copy_location(S.copy_node(alias[1]), n)
-
-            def visit_Lambda(self, n):
-                return n  # its body runs elsewhere: converted when it is compiled
-
-            def visit_comprehension_form(self, n):
-                return n  # its own scope: a lambda in it stays, refused
-
-            visit_ListComp = visit_SetComp = visit_DictComp = visit_GeneratorExp = \
-                visit_comprehension_form
-
-        return Calls().visit(node)
+        return _Calls(self, pre).visit(node)
 
     def call(self, call, pre):
         appended = len(self.parsed.appended.get(getattr(call.func, "id", None), ()))
@@ -296,12 +270,6 @@ class _Converter:
                          if k not in mine] + call.keywords
         return True
 
-    def bind(self, obj, hint):
-        """A fresh name the generated code and ``parsed.resolve`` read as ``obj``."""
-        name = self.names.fresh(hint)
-        self.parsed.namespace[name] = obj
-        return S.name(name)
-
     def callee(self, call):
         try:
             fn = self.parsed.resolve(call.func)
@@ -347,6 +315,30 @@ class _Converter:
 
 
 
+def _bindings(node):
+    """(name -> how often it is bound or deleted, the names called as ``f(...)``, the
+    names in an attribute or subscript written into), in one walk of ``node``."""
+    stores, called, written = collections.Counter(), set(), set()
+    for n in S.walk(node):
+        if isinstance(n, gast.Name):
+            if not isinstance(n.ctx, gast.Load):
+                stores[n.id] += 1
+        elif isinstance(n, gast.Call):
+            if isinstance(n.func, gast.Name):
+                called.add(n.func.id)
+        elif isinstance(n, (gast.Attribute, gast.Subscript)) and not isinstance(n.ctx,
+                                                                              gast.Load):
+            written.update(m.id for m in S.walk(n) if isinstance(m, gast.Name))
+    return stores, called, written
+
+
+def _bind(names, namespace, obj, hint):
+    """A fresh name the generated code and ``parsed.resolve`` read as ``obj``."""
+    name = names.fresh(hint)
+    namespace[name] = obj
+    return S.name(name)
+
+
 def _target(s):
     """The name an assignment ``s`` binds, if it binds one name."""
     if isinstance(s, gast.Assign) and len(s.targets) == 1 and isinstance(s.targets[0],
@@ -360,3 +352,34 @@ def _callee_name(call):
     while isinstance(func, gast.Attribute):
         func = func.value
     return func.id if isinstance(func, gast.Name) else "callee"
+
+
+class _Calls:
+    """An expression's calls converted by ``converter``, aliases of its captures
+    replaced (``_Converter.expr``); copies of captures appended to ``pre``."""
+
+    def __init__(self, converter, pre):
+        self.converter, self.pre = converter, pre
+
+    def visit(self, node):
+        """``node`` converted, its children first, as a NodeTransformer would: in a
+        plain recursion (it runs on every expression of the body)."""
+        kind = type(node)
+        if kind is gast.Name:
+            return self.visit_Name(node)
+        if kind in _OWN_SCOPES:
+            return node
+        S.transform_children(node, self.visit)
+        return self.converter.call(node, self.pre) if kind is gast.Call else node
+
+    def visit_Name(self, n):
+        converter = self.converter
+        alias = converter.aliases.get(n.id)
+        if alias is None or not isinstance(n.ctx, gast.Load) or alias[0] >= converter.top:
+            return n
+        return gast.copy_location(S.copy_node(alias[1]), n)
+
+
+# a lambda's body runs elsewhere (converted when it is compiled); a comprehension is a
+# scope of its own (a lambda in it stays, refused)
+_OWN_SCOPES = (gast.Lambda, gast.ListComp, gast.SetComp, gast.DictComp, gast.GeneratorExp)

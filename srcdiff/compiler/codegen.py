@@ -8,13 +8,17 @@ import builtins
 import heapq
 import itertools
 import linecache
+import re
+import threading
 import types
+from collections.abc import Sequence
 from typing import NamedTuple
 
 import gast
 import numpy as np
 
 from . import syntax as S
+from .convert import to_ast
 from .errors import CompileError
 from .managers import as_with, manager_of
 
@@ -95,9 +99,13 @@ class Block(NamedTuple):
 
 def comment_marker(text, line):
     """A string constant that ``to_source`` turns into ``# text``, heading the block of
-    source line ``line``; with line None, one it drops, which ends the block before it."""
-    return f"{_COMMENT}{line or 0}\0{text}"
+    source line ``line``; with line None, one it drops, which ends the block before it.
+    The text is in hex: unparsed, the marker is a line read back without parsing it."""
+    return f"{_COMMENT}{line or 0}\0{text.encode().hex()}"
 
+
+# a marker statement as ast.unparse writes it (a docstring if it opens a body)
+_MARKER_LINE = re.compile(r"\s*(\'\'\'|\'|\"\"\"|\")\\x00comment\\x00(\d+)\\x00([0-9a-f]*)\1")
 
 
 def is_comment_marker(value):
@@ -106,32 +114,69 @@ def is_comment_marker(value):
 
 def to_source(functions):
     """Readable Python source for a list of gast FunctionDefs, and its adjoint blocks
-    (a tuple of :class:`Block`, in the order of the text)."""
+    (a sequence of :class:`Block`, in the order of the text, see :class:`Blocks`)."""
     module = gast.Module(body=[_with_blocks(f) for f in functions], type_ignores=[])
-    tree = gast.gast_to_ast(module)
+    tree = to_ast(module)
     _locate_statements(tree.body)
     text = ast.unparse(tree)  # clean output: np.tanh(W @ x), no redundant parentheses
-    try:  # the same statements, parsed back: where each lies in ``text``
-        found = list(_blocks(ast.parse(text).body, (), text.splitlines()))
-    except (SyntaxError, RecursionError):  # beyond Python: compile_source says so
-        found = []
+    lines, _ = _commented(text)
+    return "\n".join(lines) + "\n", Blocks(text)
+
+
+def _commented(text):
+    """The lines of unparsed ``text`` with each marker written as its comment (a blank
+    line before it, but after a header) or dropped (an end of block), and where each
+    line of ``text`` went: (lines, {line of ``text``: its line in them})."""
     lines = []
-    moved = {}  # a line of ``text`` -> its line in the result (blank lines are added)
+    moved = {}
     for number, line in enumerate(text.splitlines(), 1):
-        marker = _marker(line.strip())
-        if marker is not None and not marker[0]:
+        found = _MARKER_LINE.fullmatch(line) if "\\x00comment" in line else None
+        if found is not None and found[2] == "0":
             continue  # an end of block: no line
-        if marker is not None:
+        if found is not None:
             indent = line[:len(line) - len(line.lstrip())]
             if lines and lines[-1].strip() and not lines[-1].rstrip().endswith(":"):
                 lines.append("")
-            lines.append(f"{indent}# {marker[1]}")
+            lines.append(f"{indent}# {bytes.fromhex(found[3]).decode()}")
         else:
             lines.append(line)
         moved[number] = len(lines)
-    blocks = tuple(Block(line, moved[first], moved[last], context)
-                   for line, first, last, context in found)
-    return "\n".join(lines) + "\n", blocks
+    return lines, moved
+
+
+class Blocks(Sequence):
+    """The :class:`Block` s of generated source, found when first asked for (by the
+    side-by-side view, srcdiff/view.py): from the unparsed text, parsed back, where
+    each statement lies.  Parsing it was a large part of a long function's compile,
+    and most units are never viewed; the text is let go once they are found."""
+
+    def __init__(self, text):
+        self._text = text  # as unparsed: markers are statements
+        self._found = None
+        self._lock = threading.Lock()
+
+    def _blocks(self):
+        with self._lock:
+            if self._found is None:
+                self._found, self._text = _find_blocks(self._text), None
+            return self._found
+
+    def __getitem__(self, k):
+        return self._blocks()[k]
+
+    def __len__(self):
+        return len(self._blocks())
+
+
+def _find_blocks(text):
+    """The blocks of unparsed ``text``, numbered as in the lines ``_commented`` makes."""
+    try:  # the same statements, parsed back: where each lies in ``text``
+        parsed = ast.parse(text).body
+    except (SyntaxError, RecursionError):  # beyond Python: compile_source says so
+        return ()
+    _, moved = _commented(text)
+    return tuple(Block(line, moved[first], moved[last], context)
+                 for line, first, last, context in _blocks(parsed, (), text.splitlines()))
 
 
 def _with_blocks(node):
@@ -159,23 +204,11 @@ def _locate_statements(body):
             _locate_statements(part.body)
 
 
-def _marker(stripped):
-    """(source line, comment text) if ``stripped`` is a marker's unparsed line."""
-    if not stripped.startswith(("'\\x00comment", '"\\x00comment')):
-        return None
-    return _read_marker(ast.literal_eval(stripped))
-
-
-def _read_marker(value):
-    line, text = value[len(_COMMENT):].split("\0", 1)
-    return int(line), text
-
-
 def _marker_of(stmt):
     """The source line of a marker statement, None for any other statement."""
     if (isinstance(stmt, ast.Expr) and isinstance(stmt.value, ast.Constant)
             and isinstance(stmt.value.value, str) and is_comment_marker(stmt.value.value)):
-        return _read_marker(stmt.value.value)[0]
+        return int(stmt.value.value[len(_COMMENT):].split("\0", 1)[0])
     return None
 
 

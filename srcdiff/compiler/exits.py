@@ -113,23 +113,34 @@ def has_early_return(body):
         if isinstance(s, gast.Return):
             if not last:
                 return True
-        elif any(isinstance(n, gast.Return) for n in S.walk(s)):
+        elif _has_return(s):
             return True
     return False
 
 
+def _has_return(node):
+    """Whether a return statement lies anywhere in ``node`` (an expression holds none,
+    so none is walked)."""
+    if isinstance(node, gast.Return):
+        return True
+    return not isinstance(node, gast.expr) and any(_has_return(c) for c in S.children(node))
+
+
 def _may_exit(s, in_loop):
     """Whether ``s`` may leave the current block early (at this loop level)."""
-    def visit(node, depth):
-        if isinstance(node, gast.Return):
-            return True
-        if isinstance(node, (gast.Break, gast.Continue)):
-            return depth == 0 and in_loop
-        if isinstance(node, (gast.For, gast.While)):
-            return any(visit(c, depth + 1) for c in node.body)
-        if isinstance(node, (gast.FunctionDef, gast.Lambda)):
-            return False
-        return any(visit(c, depth) for c in gast.iter_child_nodes(node))
     if isinstance(s, (gast.For, gast.While)):
-        return any(isinstance(n, gast.Return) for n in S.walk(s))
-    return visit(s, 0)
+        return _has_return(s)
+    return _exits(s, 0, in_loop)
+
+
+def _exits(node, depth, in_loop):
+    """Whether ``node``, ``depth`` loops inside the block's, holds an early exit of it."""
+    if isinstance(node, gast.Return):
+        return True
+    if isinstance(node, (gast.Break, gast.Continue)):
+        return depth == 0 and in_loop
+    if isinstance(node, (gast.For, gast.While)):
+        return any(_exits(c, depth + 1, in_loop) for c in node.body)
+    if isinstance(node, (gast.FunctionDef, gast.expr)):  # an expression holds no exit
+        return False
+    return any(_exits(c, depth, in_loop) for c in S.children(node))

@@ -67,31 +67,9 @@ def gather(body, params, scalar_params, describe, param_ranks=None):
     assigns, ops, order, loops_of, arms_of, statements = [], {}, {}, {}, {}, {}
     blocks, loops, exprs, in_order, extent, breaking = [], [], [], [], {}, set()
 
-    def walk(stmts, outer, arms):
-        if stmts:
-            blocks.append(stmts)
-        for s in stmts:
-            order[id(s)] = len(order)
-            statements[id(s)] = s
-            in_order.append(s)
-            loops_of[id(s)], arms_of[id(s)] = outer, arms
-            if isinstance(s, gast.Assign):
-                assigns.append(s)
-                ops[id(s)] = describe(s.value)
-            elif isinstance(s, gast.Expr):
-                exprs.append(s)
-                ops[id(s)] = describe(s.value)
-            elif isinstance(s, gast.Break):
-                breaking.update(outer)
-            elif isinstance(s, gast.If):
-                walk(s.body, outer, arms | {(id(s), 0)})
-                walk(s.orelse, outer, arms | {(id(s), 1)})
-            elif isinstance(s, (gast.For, gast.While)):
-                loops.append(s)
-                walk(s.body, outer | {id(s)}, arms)
-            extent[id(s)] = len(order) - order[id(s)]
-
-    walk(body, frozenset(), frozenset())
+    into = (assigns, ops, order, loops_of, arms_of, statements, blocks, loops, exprs,
+            in_order, extent, breaking)
+    _walk(body, frozenset(), frozenset(), into, describe)
     counts, by_name, unpacked, written, updated = {}, {}, set(), set(), set()
     for s in assigns:
         target = s.targets[0]
@@ -135,6 +113,37 @@ def gather(body, params, scalar_params, describe, param_ranks=None):
         ranks=frozen(ranks))
 
 
+def _walk(stmts, outer, arms, into, describe):
+    """``gather``'s one walk: the statements ``stmts``, inside the loops ``outer`` and
+    the branch arms ``arms``, recorded into ``gather``'s records ``into``.  (A function
+    of its own, not a closure that calls itself: that is a reference cycle, which would
+    keep every record for the garbage collector.)"""
+    (assigns, ops, order, loops_of, arms_of, statements, blocks, loops, exprs, in_order,
+     extent, breaking) = into
+    if stmts:
+        blocks.append(stmts)
+    for s in stmts:
+        order[id(s)] = len(order)
+        statements[id(s)] = s
+        in_order.append(s)
+        loops_of[id(s)], arms_of[id(s)] = outer, arms
+        if isinstance(s, gast.Assign):
+            assigns.append(s)
+            ops[id(s)] = describe(s.value)
+        elif isinstance(s, gast.Expr):
+            exprs.append(s)
+            ops[id(s)] = describe(s.value)
+        elif isinstance(s, gast.Break):
+            breaking.update(outer)
+        elif isinstance(s, gast.If):
+            _walk(s.body, outer, arms | {(id(s), 0)}, into, describe)
+            _walk(s.orelse, outer, arms | {(id(s), 1)}, into, describe)
+        elif isinstance(s, (gast.For, gast.While)):
+            loops.append(s)
+            _walk(s.body, outer | {id(s)}, arms, into, describe)
+        extent[id(s)] = len(order) - order[id(s)]
+
+
 # ---------------------------------------------------------------- kinds of values
 
 def from_math(fn):
@@ -159,18 +168,7 @@ def _scalar_names(by_name, literal_lists, loop_targets, unpacked, params, scalar
     name bound by unpacking."""
 
     def scalar(node, names):
-        if isinstance(node, gast.Constant):
-            return isinstance(node.value, (int, float)) and not isinstance(node.value, bool)
-        if isinstance(node, gast.Name):
-            return node.id in names
-        if isinstance(node, gast.BinOp):
-            return scalar(node.left, names) and scalar(node.right, names)
-        if isinstance(node, gast.UnaryOp):
-            return scalar(node.operand, names)
-        if isinstance(node, gast.Subscript) and getattr(node.value, "id", None) in literal_lists:
-            # an item of a list of numbers: for x in [a, b]
-            return all(scalar(e, names) for v in by_name[node.value.id] for e in v.value.elts)
-        return False
+        return _is_scalar(node, names, by_name, literal_lists)
 
     def call_scalar(s, names):
         op = ops[id(s)]
@@ -193,6 +191,25 @@ def _scalar_names(by_name, literal_lists, loop_targets, unpacked, params, scalar
              for name, values in by_name.items() if name in literal_lists}
     return greatest(names, names - scalar_params - loop_targets, by_name, extra,
                      assigned_scalar, loads)
+
+
+def _is_scalar(node, names, by_name, literal_lists):
+    """Whether the expression ``node`` is a Python number when ``names`` are (see
+    ``_scalar_names``; a function of its own: a closure calling itself is a cycle)."""
+    if isinstance(node, gast.Constant):
+        return isinstance(node.value, (int, float)) and not isinstance(node.value, bool)
+    if isinstance(node, gast.Name):
+        return node.id in names
+    if isinstance(node, gast.BinOp):
+        return (_is_scalar(node.left, names, by_name, literal_lists)
+                and _is_scalar(node.right, names, by_name, literal_lists))
+    if isinstance(node, gast.UnaryOp):
+        return _is_scalar(node.operand, names, by_name, literal_lists)
+    if isinstance(node, gast.Subscript) and getattr(node.value, "id", None) in literal_lists:
+        # an item of a list of numbers: for x in [a, b]
+        return all(_is_scalar(e, names, by_name, literal_lists)
+                   for v in by_name[node.value.id] for e in v.value.elts)
+    return False
 
 
 def greatest(names, open_, by_name, extra, holds, loads=None):
@@ -223,21 +240,23 @@ _INT_OPS = (gast.Add, gast.Sub, gast.Mult, gast.FloorDiv, gast.Mod)
 def _int_names(by_name, loop_targets, unpacked, loads):
     """Names that always hold a Python int: loop counters and arithmetic on them."""
 
-    def is_int(node, names):
-        if isinstance(node, gast.Constant):
-            return isinstance(node.value, int) and not isinstance(node.value, bool)
-        if isinstance(node, gast.Name):
-            return node.id in names
-        if isinstance(node, gast.BinOp) and isinstance(node.op, _INT_OPS):
-            return is_int(node.left, names) and is_int(node.right, names)
-        if isinstance(node, gast.Call) and isinstance(node.func, gast.Name):
-            return node.func.id in ("len", "int")
-        return False
-
     names = (set(by_name) | loop_targets) - unpacked
     names = greatest(names, names - loop_targets, by_name, {},
-                      lambda s, names: is_int(s.value, names), loads)
+                      lambda s, names: _is_int(s.value, names), loads)
     return names - {n for n in loop_targets if n in by_name}
+
+
+def _is_int(node, names):
+    """Whether the expression ``node`` is a Python int when ``names`` are."""
+    if isinstance(node, gast.Constant):
+        return isinstance(node.value, int) and not isinstance(node.value, bool)
+    if isinstance(node, gast.Name):
+        return node.id in names
+    if isinstance(node, gast.BinOp) and isinstance(node.op, _INT_OPS):
+        return _is_int(node.left, names) and _is_int(node.right, names)
+    if isinstance(node, gast.Call) and isinstance(node.func, gast.Name):
+        return node.func.id in ("len", "int")
+    return False
 
 
 # ---------------------------------------------------------------- ranks and numbers

@@ -47,13 +47,13 @@ class Forward:
         extra += list(self.replay.tapes().values())
         tape = self.tape_names = list(dict.fromkeys(sorted(live) + extra))
         # a value saved for the backward pass may come from a branch not taken: define it
-        before, definite = definitely_assigned(self.facts)
+        definite = definitely_assigned(self.facts)
         top = {id(st) for st in self.facts.body}  # a save inside an if may not run: not definite
         definite |= {v for k, (kind, v) in plan.saves.items() if kind == "name" and k[0] in top}
         missing = [n for n in tape if n not in definite and n not in plan.init_none
                    and n not in plan.stacks and n not in self.replay.counter_stacks.values()]
         # the user's own reads of a value defined here must still fail where Python's would
-        self.guards = _unbound_reads(self.facts, before,
+        self.guards = _unbound_reads(self.facts,
                                      (set(plan.init_none) | set(missing)) & self.facts.primal)
         guarded = {name for names in self.guards.values() for name in names}
         code = [S.assign(n, self.unbound if n in guarded else S.const(None))
@@ -212,55 +212,64 @@ def kept_as_shape(name, measured, facts):
 def shape_only(code, names):
     """The names among ``names`` that the code reads only to measure them."""
     measured, used = set(), set()
-
-    def visit(node, measuring):
-        if isinstance(node, gast.Name) and isinstance(node.ctx, gast.Load):
-            (measured if measuring else used).add(node.id)
-            return
-        if isinstance(node, gast.Call) and isinstance(node.func, gast.Name):
-            positions = measured_args(node.func.id)
-            visit(node.func, False)
-            for k, arg in enumerate(node.args):
-                visit(arg, k in positions and isinstance(arg, gast.Name))
-            for kw in node.keywords:
-                visit(kw.value, False)
-            return
-        for child in gast.iter_child_nodes(node):
-            visit(child, False)
-
     for stmt in code:
-        visit(stmt, False)
+        _measures(stmt, False, measured, used)
     return (measured - used) & set(names)
 
 
-def definitely_assigned(facts):
-    """(id(statement) -> the names surely bound before it runs, those surely bound
-    at the end of the body): a loop may run no iteration, a branch takes one arm."""
-    before = {}
-
-    def walk(stmts, defined):
-        for s in stmts:
-            before[id(s)] = defined
-            if isinstance(s, gast.Assign) and not isinstance(s.targets[0], gast.Subscript):
-                defined = defined | set(target_names(s.targets[0]))
-            elif isinstance(s, gast.If) and manager_of(s):  # always taken (managers.py)
-                defined = walk(s.body, defined)
-            elif isinstance(s, gast.If):
-                defined = walk(s.body, defined) & walk(s.orelse, defined)
-            elif isinstance(s, gast.For):
-                walk(s.body, defined | {s.target.id})
-            elif isinstance(s, gast.While):
-                walk(s.body, defined)
-        return defined
-
-    return before, walk(facts.body, frozenset(facts.params))
+def _measures(node, measuring, measured, used):
+    """Add the Names ``node`` reads to ``measured`` (read only to be measured: an
+    argument in a ``measured_args`` position) or to ``used``."""
+    if isinstance(node, gast.Name) and isinstance(node.ctx, gast.Load):
+        (measured if measuring else used).add(node.id)
+        return
+    if isinstance(node, gast.Call) and isinstance(node.func, gast.Name):
+        positions = measured_args(node.func.id)
+        _measures(node.func, False, measured, used)
+        for k, arg in enumerate(node.args):
+            _measures(arg, k in positions and isinstance(arg, gast.Name), measured, used)
+        for kw in node.keywords:
+            _measures(kw.value, False, measured, used)
+        return
+    for child in S.children(node):
+        _measures(child, False, measured, used)
 
 
-def _unbound_reads(facts, before, names):
+def definitely_assigned(facts, before=None):
+    """The names surely bound at the end of the body (a loop may run no iteration, a
+    branch takes one arm); with ``before`` (a dict), also id(statement) -> those surely
+    bound before it runs, recorded into it."""
+    return _assigned(facts.body, set(facts.params), before)
+
+
+def _assigned(stmts, defined, before):
+    """The names surely bound after ``stmts`` run, ``defined`` before them (a set this
+    changes: a copy for each arm and loop body, one set along a straight run, so that
+    a long body costs no copy per statement but for ``before``'s records)."""
+    for s in stmts:
+        if before is not None:
+            before[id(s)] = frozenset(defined)
+        if isinstance(s, gast.Assign) and not isinstance(s.targets[0], gast.Subscript):
+            defined.update(target_names(s.targets[0]))
+        elif isinstance(s, gast.If) and manager_of(s):  # always taken (managers.py)
+            defined = _assigned(s.body, defined, before)
+        elif isinstance(s, gast.If):
+            defined = (_assigned(s.body, set(defined), before)
+                       & _assigned(s.orelse, set(defined), before))
+        elif isinstance(s, gast.For):
+            _assigned(s.body, defined | {s.target.id}, before)
+        elif isinstance(s, gast.While):
+            _assigned(s.body, set(defined), before)
+    return defined
+
+
+def _unbound_reads(facts, names):
     """id(statement) -> the names among ``names`` it reads that may be unbound there."""
     guards = {}
     if not names:
         return guards
+    before = {}
+    definitely_assigned(facts, before)
     for s in facts.in_order:
         if isinstance(s, gast.If):
             reads = S.loaded_names(s.test)

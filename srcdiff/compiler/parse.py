@@ -24,6 +24,7 @@ import gast
 import numpy as np
 
 from . import syntax as S
+from .convert import to_gast
 from .errors import CompileError, SourceMap
 from .methods import FIXED
 
@@ -139,7 +140,7 @@ def _parse_function(fn):
     tree, source_map = read_lambda(fn) if fn.__code__.co_name == "<lambda>" else read_def(fn)
     _mangle(tree, fn.__qualname__)
     with _recursion_room():  # gast's conversion recurses a few frames a level
-        node = gast.ast_to_gast(tree)
+        node = to_gast(tree)
     node.decorator_list = []
     _check_signature(node, source_map)
     return Parsed(fn, node, source_map, namespace_of(fn))
@@ -267,7 +268,8 @@ def compiles_to(node, fn):
     cells = [v for v in code.co_freevars if v != "__class__"]
     if cells and not any(kind == "def" for kind, _ in scopes):
         scopes.insert(0, ("def", "_"))  # a closure made without nesting: give it one
-    body = [stmt]
+    placeholder = ast.Pass()  # where stmt goes, once the syntax around it is located
+    body = [placeholder]
     for kind, name in reversed(scopes):
         if kind == "class":
             body = [ast.ClassDef(name=name, bases=[], keywords=[], body=body,
@@ -282,6 +284,12 @@ def compiles_to(node, fn):
     # 3.11 compiles a method call on an imported name differently: import them too
     imports = [ast.Import(names=[ast.alias(name="sys", asname=n)]) for n in _imported(filename)]
     module = ast.fix_missing_locations(ast.Module(body=imports + body, type_ignores=[]))
+    # the parser located every node of the def, which fixing would walk again: only
+    # the syntax made around it needs locations (a lambda's Expr takes its place's)
+    holder = module
+    while holder.body[-1] is not placeholder:
+        holder = holder.body[-1]
+    holder.body[-1] = stmt if hasattr(stmt, "lineno") else ast.copy_location(stmt, placeholder)
     if "@pytest_ar" in fn.__globals__:  # pytest rewrote the asserts of its module: so do we
         from _pytest.assertion.rewrite import rewrite_asserts
         module = copy.deepcopy(module)  # in place: the def compiled is the user's own
@@ -385,10 +393,14 @@ def _check_nesting(tree, source_map):
                                    "terms, an elif chain about 125 arms)",
                                    hint="Assign parts of a long expression to variables; "
                                         "split a long elif chain.")
-        for _, value in ast.iter_fields(node):
-            for child in value if isinstance(value, list) else [value]:
-                if isinstance(child, ast.AST):
-                    stack.append((child, depth + _FRAMES[isinstance(value, list)], at))
+        for field in node._fields:
+            value = getattr(node, field, None)
+            if type(value) is list:
+                for child in value:
+                    if isinstance(child, ast.AST):
+                        stack.append((child, depth + _FRAMES[True], at))
+            elif isinstance(value, ast.AST):
+                stack.append((value, depth + _FRAMES[False], at))
 
 
 _RECURSION = threading.Lock()

@@ -207,20 +207,20 @@ def _occurrences(code):
     statements that assign it]) over ``code``, at any depth; a read in a compound
     statement's header counts as the compound statement's."""
     reads, writes = {}, {}
-
-    def visit(node, parent, stmt):
-        if isinstance(node, gast.Name):
-            if isinstance(node.ctx, gast.Load):
-                reads.setdefault(node.id, []).append((node, parent, stmt))
-            else:
-                writes.setdefault(node.id, []).append(stmt)
-            return
-        for child in gast.iter_child_nodes(node):
-            if isinstance(child, gast.stmt):
-                visit(child, node, child)
-            else:
-                visit(child, node, stmt)
-
     for stmt in code:
-        visit(stmt, None, stmt)
+        _occur(stmt, None, stmt, reads, writes)
     return reads, writes
+
+
+def _occur(node, parent, stmt, reads, writes):
+    """``_occurrences`` of ``node`` (a child of ``parent``, in ``stmt``), added to
+    ``reads`` and ``writes`` (a function of its own: a closure calling itself is a
+    reference cycle, left for the garbage collector)."""
+    if isinstance(node, gast.Name):
+        if isinstance(node.ctx, gast.Load):
+            reads.setdefault(node.id, []).append((node, parent, stmt))
+        else:
+            writes.setdefault(node.id, []).append(stmt)
+        return
+    for child in S.children(node):
+        _occur(child, node, child if isinstance(child, gast.stmt) else stmt, reads, writes)

@@ -1,5 +1,9 @@
 """Small builders for gast syntax trees: templates are parsed from text."""
+import ast
+
 import gast
+
+from .convert import to_gast
 
 
 def name(id_, ctx=None):
@@ -18,7 +22,7 @@ def assign(target, value):
 
 def expr(text):
     """The expression ``text`` as a gast node (without a location of its own)."""
-    return _unlocated(gast.parse(text).body[0].value)
+    return _unlocated(to_gast(ast.parse(text).body[0].value))
 
 
 def _unlocated(node):
@@ -33,7 +37,7 @@ def stmts(text, **subs):
     """The statements of ``text``, with each Name in ``subs`` replaced by its node.
 
     A substitute may be a node or a string (a name)."""
-    tree = _unlocated(gast.parse(text))
+    tree = _unlocated(to_gast(ast.parse(text)))
     if subs:
         tree = Substitute(subs).visit(tree)
     return tree.body
@@ -86,20 +90,36 @@ def walk(node):
     (breadth-first) order, as a list made without its generators (the compiler's
     passes walk every statement several times)."""
     found = [node]
-    at = 0
-    AST = gast.AST
-    while at < len(found):
-        n = found[at]
-        at += 1
-        for field in n._fields:
-            value = getattr(n, field, None)
-            if type(value) is list:
-                for item in value:
-                    if isinstance(item, AST):
-                        found.append(item)
-            elif isinstance(value, AST):
-                found.append(value)
+    for n in found:  # grows as it goes
+        found.extend(children(n))
     return found
+
+
+def children(node):
+    """The nodes right under ``node``, in order: ``gast.iter_child_nodes``'s, as a list
+    (the recursive walks of the passes ask it of every node)."""
+    found = []
+    for field in node._fields:
+        value = getattr(node, field, None)
+        if type(value) is list:
+            for item in value:
+                if isinstance(item, gast.AST):
+                    found.append(item)
+        elif isinstance(value, gast.AST):
+            found.append(value)
+    return found
+
+
+def transform_children(node, visit):
+    """Replace each child of ``node`` by ``visit(child)``, in order, as the generic visit
+    of a NodeTransformer whose ``visit`` returns one node does, in a plain loop."""
+    for field in node._fields:
+        value = getattr(node, field, None)
+        if type(value) is list:
+            value[:] = [visit(v) if isinstance(v, gast.AST) else v for v in value]
+        elif isinstance(value, gast.AST):
+            setattr(node, field, visit(value))
+    return node
 
 
 def names_in(node):
@@ -133,26 +153,24 @@ def loads_and_stores(stmt):
 
 def _names_by_context(node, loads, stores):
     """Add to ``loads`` the ids of the Names ``node`` reads, and to ``stores`` (unless
-    None) those it binds; a Name's own annotation is not walked."""
-
-    def visit(n):
+    None) those it binds; a Name's own annotation is not walked.  (A loop over a stack:
+    the passes ask it of every statement, and it costs less than recursion.)"""
+    todo = [node]
+    while todo:
+        n = todo.pop()
         if type(n) is gast.Name:
             ctx = type(n.ctx)
             if ctx is gast.Load:
                 loads.add(n.id)
             elif ctx is gast.Store and stores is not None:
                 stores.add(n.id)
-            return
-        for field in n._fields:
+            continue
+        for field in n._fields:  # children(n), inlined: this runs on every node
             value = getattr(n, field, None)
-            if isinstance(value, list):
-                for item in value:
-                    if isinstance(item, gast.AST):
-                        visit(item)
+            if type(value) is list:
+                todo.extend(item for item in value if isinstance(item, gast.AST))
             elif isinstance(value, gast.AST):
-                visit(value)
-
-    visit(node)
+                todo.append(value)
     return loads, stores
 
 
