@@ -652,9 +652,8 @@ def _activity(inputs, tapes):
     """``(active, plain, tensors)``: whether a tape watches each of ``inputs`` (see
     ``_watched``), what compiled code is given for each (the array behind a Tensor),
     and the Tensors among them when the others are ndarrays or numbers (else None).
-    Reading a
-    Variable under a tape watches it (if trainable) and records the read, so each
-    Variable in them (a pytree's leaves too) is read first, in ``inputs`` itself.
+    Reading a Variable under a tape watches it (if trainable) and records the read, so
+    each Variable in them (a pytree's leaves too) is read first, in ``inputs`` itself.
     Where an input is watched, the backward step runs later, so the arrays must stay
     as read: each other array (a pytree's too) is given as a read-only copy, and the
     tape keeps the copy (in ``inputs``) too; a Tensor's array never changes."""
@@ -663,7 +662,7 @@ def _activity(inputs, tapes):
     active = []
     plain = []
     others = False  # an input other than a Tensor
-    tensors = []    # the Tensors among them, while the others are ndarrays or numbers
+    tensors = None  # from the first other input: the Tensors, while the others are plain
     for k, v in enumerate(inputs):
         kind = type(v)
         if kind is Tensor:  # the common case, without the generic walk of _watched
