@@ -154,6 +154,9 @@ def test_into_writes_only_where_the_result_is_the_arrays_own():
     assert into(out, np.multiply, out, np.full(4, 3.0)) is out and out[0] == 3.0
     assert into(out, np.negative, out) is out and out[0] == -3.0
     assert into(out, np.true_divide, 2.0, out) is out and out[0] == 2.0 / -3.0
+    rows = np.ones((2, 3))  # an operand that broadcasts to out's shape
+    assert into(rows, np.add, rows, np.arange(3.0)) is rows
+    np.testing.assert_array_equal(rows, [[1.0, 2.0, 3.0]] * 2)
     refused = [
         (np.ones(4, np.float32), (np.ones(4),)),        # a float64 result
         (np.ones(4), (np.ones((2, 4)),)),               # a larger result

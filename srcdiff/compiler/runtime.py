@@ -88,23 +88,10 @@ _OPERATORS = {np.add: operator.add, np.subtract: operator.sub, np.multiply: oper
 def into(out, ufunc, *args):
     """``ufunc(*args)`` (one of :data:`_OPERATORS`), computed as Python's operator
     computes it, but written into ``out``, one of ``args``, where that is exactly the
-    same: ``out`` is an array of inexact dtype, and every other argument a Python
-    number or an array of out's dtype and shape (or a 0-d one), so the result has out's
-    shape and dtype.  Only for an ``out`` that nothing else refers to (an adjoint the
-    backward pass owns, adjoint_state.py): its old value is lost."""
-    if type(out) is np.ndarray and out.dtype.kind in "fc":
-        dtype, shape = out.dtype, out.shape
-        for a in args:
-            kind = type(a)
-            if a is out or kind is float or kind is int or kind is bool:
-                continue
-            if kind is complex and dtype.kind != "c":
-                break
-            if not (kind is np.ndarray or isinstance(a, np.generic)) or a.dtype != dtype or (
-                    a.shape != shape and a.ndim):
-                break
-        else:
-            return ufunc(*args, out=out)
+    same (:func:`spare` says when).  Only for an ``out`` that nothing else refers to
+    (an adjoint the backward pass owns, adjoint_state.py): its old value is lost."""
+    if spare(out, *args) is not None:
+        return ufunc(*args, out=out)
     return _OPERATORS[ufunc](*args)
 
 
@@ -114,8 +101,9 @@ def spare(out, *others):
     ``out`` is an ndarray of inexact dtype, and each other operand a Python number
     (NumPy keeps out's dtype for it; a complex one only a complex out's) or an array
     or NumPy number of out's dtype whose shape broadcasts to out's.  The lean unit's
-    check (in_place.py) where the compiler cannot prove it; only for an ``out`` that
-    nothing else refers to or reads afterwards: its old value is lost."""
+    check (in_place.py) where the compiler cannot prove it, and :func:`into`'s; only
+    for an ``out`` that nothing else refers to or reads afterwards: its old value is
+    lost."""
     if type(out) is not np.ndarray or out.dtype.kind not in "fc":
         return None
     dtype, shape = out.dtype, out.shape
