@@ -41,7 +41,7 @@ from .rules.containers import CONTAINERS, Items, dense, zeros_like
 from .rules.helpers import batch_axes, batched
 from .rules.registry import Rule, Traits
 from .tape import GradientTape, UnconnectedGradients
-from .tensor import Tensor, Variable, _ArrayLike, _raw, _run, convert_to_tensor
+from .tensor import Tensor, Variable, _ArrayLike, _new, _raw, _run, convert_to_tensor
 
 CacheInfo = collections.namedtuple("CacheInfo", "hits misses currsize last_miss row_by_row",
                                    defaults=(None,))
@@ -75,9 +75,12 @@ class Function:
         return self._run((instance, *args), kwargs)
 
     def __call__(self, *args, **kwargs):
-        if self.input_signature is not None:
-            args, kwargs = self._signed(args, kwargs)
-        return self._run(args, kwargs)
+        if kwargs or self._eager or self.input_signature is not None:
+            return self._run(*self._signed(args, kwargs))
+        try:  # _run's common case, its frame spared
+            return self._call(args)
+        except CompileError as error:
+            return self._refused(error, args, kwargs)
 
     def _signed(self, args, kwargs):
         """The arguments as ``input_signature`` binds them (all by position), if given."""
@@ -93,12 +96,17 @@ class Function:
             return self._call(by_position(self.python_function, args, kwargs) if kwargs
                               else args)
         except CompileError as error:
-            if self.fallback != "eager":
-                raise for_user(error)  # srcdiff's frames are hidden: SRCDIFF_DEBUG=1 shows them
-            warnings.warn(f"srcdiff cannot compile {self.__qualname__}; running it on the "
-                          f"eager tape instead:\n{error}", stacklevel=2)
-            self._eager = True
-            return exactly(self.python_function, *args, **kwargs)
+            return self._refused(error, args, kwargs, 4)
+
+    def _refused(self, error, args, kwargs, depth=3):
+        """A call the compiler refuses: the error, or the eager tape's run (``fallback``),
+        with a warning for the caller ``depth`` frames up."""
+        if self.fallback != "eager":
+            raise for_user(error)  # srcdiff's frames are hidden: SRCDIFF_DEBUG=1 shows them
+        warnings.warn(f"srcdiff cannot compile {self.__qualname__}; running it on the "
+                      f"eager tape instead:\n{error}", stacklevel=depth)
+        self._eager = True
+        return exactly(self.python_function, *args, **kwargs)
 
     def cache_info(self):
         """This function's hits and misses, how many compiled units of it the cache holds,
@@ -130,6 +138,12 @@ class Function:
                               len(tapes) == 1, tensors)
         # Tensors, as a rule: Variables were read, pytrees taken apart
         args, raw = entry.tape_inputs, entry.tape_values
+        if type(y) in _ARRAYS:  # _run(entry, ...), its frames spared: y is an array or number
+            result = _new(Tensor)
+            result._value = np.asarray(y) if type(y) is float else y  # as entry() gives it
+            for tape in tapes:
+                tape._record(entry, args, raw, None, result, entry)
+            return result
         if not isinstance(y, CONTAINERS):
             return _run(entry, entry, args, raw, None, tapes, entry)
         # several results, or a pytree: one entry per leaf (see _CompiledCall.part)
@@ -320,6 +334,42 @@ class _CompiledCall(Rule):
                 grads = {**grads, **self._adjoints(g, flat, active)}
                 self._last = (g, grads)
         return grads
+
+    def once(self, args, ids):
+        """{id of a tape input: its adjoint} for those in ``ids``, seeded with ones: the
+        whole walk of a tape used once that holds this call alone (Rule's ``once``), in
+        the common case (a single result, each tape input the input of its position,
+        every one asked for active); else None, for the general ``joint``."""
+        value = self.value
+        kind = type(value)
+        if kind in _FLOAT64S:  # the adjoint of a number is a number (see _as_number)
+            g = _ONE
+        elif kind is np.ndarray and self.part is None:
+            g = np.empty(value.shape, value.dtype)  # np.ones, without its Python layers
+            g.fill(1)
+        else:
+            return None
+        positions, others = _positions(self.active)
+        if not self.direct:
+            return None
+        for k in others:  # a source watched after the call: compiled with it active
+            if k < len(args) and id(args[k]) in ids:
+                return None
+        saved = self.saved
+        if saved is None:
+            return self._walked()  # spent: raises
+        if self.alone:
+            self.saved = None
+            grads = self.unit.spend([saved], g)
+        else:
+            grads = self.unit.backward(saved, g)
+        found = {}
+        for k, d in zip(positions, (grads,) if len(positions) == 1 else grads):
+            key = id(args[k])
+            if key in ids and d is not None:
+                previous = found.get(key)  # f(x, x): one source, two inputs
+                found[key] = d if previous is None else previous + d
+        return found
 
     def _adjoints(self, g, flat, active):
         """The adjoints of the tape inputs for ``g``, the adjoint of the result (a batch
@@ -576,6 +626,7 @@ def _as_number(g, y):
 
 _FLOAT64S = (np.float64, float)
 _FLOAT64 = np.dtype(np.float64)
+_ONE = np.float64(1.0)
 
 
 def _backward(unit, saved, g, active, y=None, rows=False):
@@ -588,15 +639,23 @@ def _backward(unit, saved, g, active, y=None, rows=False):
         g = _as_number(g, y)
         # a list holds a tape walked once: the unit empties it (Unit.spend)
         grads = unit.spend(saved, g) if type(saved) is list else unit.backward(saved, g)
-    positions = _POSITIONS.get(active)
-    if positions is None:
-        positions = _POSITIONS[active] = tuple([k for k, a in enumerate(active) if a])
+    positions = _positions(active)[0]
     if len(positions) == 1:
         return {positions[0]: grads}
     return dict(zip(positions, grads))
 
 
-_POSITIONS = {}  # an activity mask -> the positions of its active inputs (few masks recur)
+def _positions(active):
+    """The positions of the active inputs of an activity mask, and of the others (few
+    masks recur)."""
+    positions = _POSITIONS.get(active)
+    if positions is None:
+        positions = _POSITIONS[active] = (tuple([k for k, a in enumerate(active) if a]),
+                                           tuple([k for k, a in enumerate(active) if not a]))
+    return positions
+
+
+_POSITIONS = {}
 
 
 def function(fn=None, *, fallback=None, input_signature=None, autograph=True,

@@ -183,6 +183,11 @@ def test_fallback_runs_eagerly_with_one_warning():
         value = f(X)
     assert len(record) == 1
     assert "'try' is not supported" in str(record[0].message)
+    assert record[0].filename == __file__  # the warning names the caller's line
+    by_keyword = sd.function(math_then_try, fallback="eager")
+    with pytest.warns(UserWarning, match="eager") as record:
+        assert by_keyword(x=X) == pytest.approx(math_then_try(X))
+    assert record[0].filename == __file__
     assert value == pytest.approx(math_then_try(X))
     x = sd.constant(X)
     with warnings.catch_warnings():

@@ -35,9 +35,13 @@ class Rule:
     ``joint``, when set, gives the adjoints of several inputs from one call,
     ``joint(g, ans, values, wanted) -> {i: adjoint}`` for the indices ``wanted``:
     a primitive whose backward step serves every input at once (a compiled
-    function's) is then run once by the plain walk, not once per input."""
+    function's) is then run once by the plain walk, not once per input.  ``once``,
+    when not None, is the whole walk of a tape used once that holds this rule's one
+    record, seeded with ones: ``once(args, ids) -> {id(input): adjoint}`` for the
+    inputs whose ids are in ``ids``, or None where it leaves that to ``joint``."""
 
     __slots__ = ("primitive", "vjps", "argnum_vjp", "name", "joint", "_parameters")
+    once = None
 
     def __init__(self, primitive, vjps, name, argnum_vjp=None, joint=None):
         self.primitive = primitive
