@@ -9,7 +9,8 @@ class _State(threading.local):
         # recorded (so that its grad_fn can be differentiated again, as in TensorFlow),
         # but its grad_fn stands in for any of them that has no rule.
         self.custom_forward = 0
-        self._compiled = None
+        # (function name, tapes) while compiled code runs (see run_compiled)
+        self.compiled = None
         # > 0 while srcdiff runs code written for the compiler on the tape, where a
         # Python number made of a followed Tensor is refused (see eager_numbers.py)
         self.exact = 0
@@ -18,27 +19,37 @@ class _State(threading.local):
         # this walk only, and may consume what it alone holds (function.py's tapes)
         self.taking = False
 
-    @property
-    def compiled(self):
-        """(function name, tapes) while compiled code runs: it computes on arrays, so an
-        operation it records onto one of the tapes that were recording when it began
-        reads a watched value it did not take as an input (see compiled_code_met)."""
-        return self._compiled
-
-    @compiled.setter
-    def compiled(self, value):
-        # Each of those tapes is told too: a tape asks its own attribute as it records
-        # each operation, a read far cheaper than one of this thread-local's.
-        if self._compiled is not None:
-            for tape in self._compiled[1]:
-                tape._compiled = False
-        if value is not None:
-            for tape in value[1]:
-                tape._compiled = True
-        self._compiled = value
-
 
 STATE = _State()
+
+
+def run_compiled(name, forward, args):
+    """``forward(*args)``, the compiled code of ``name``, with the tapes recording now
+    told it runs: it computes on arrays, so an operation it records onto one of them
+    reads a watched value it did not take as an input (see compiled_code_met).  Each
+    tape is told in an attribute of its own, which it asks as it records each
+    operation, a read far cheaper than one of this thread-local's; ``STATE.compiled``
+    holds the name, and the tapes to tell again when an inner run ends."""
+    state = STATE
+    tapes, outer = state.tapes, state.compiled
+    if not tapes and outer is None:  # nothing to tell, nothing to restore
+        return forward(*args)
+    told = tuple(tapes)
+    if outer is not None:
+        for tape in outer[1]:
+            tape._compiled = False
+    for tape in told:
+        tape._compiled = True
+    state.compiled = (name, told)
+    try:
+        return forward(*args)
+    finally:
+        for tape in told:
+            tape._compiled = False
+        if outer is not None:
+            for tape in outer[1]:
+                tape._compiled = True
+        state.compiled = outer
 
 
 def refuse_without_rule(name):

@@ -120,9 +120,8 @@ class Function:
         captures = self._captures(args) if self._reads != () else ()
         inputs = list(args) + [v for _, v in captures] if captures else list(args)
         tapes = STATE.tapes
-        tensors = None  # the Tensor inputs, when the others are ndarrays or numbers
         if tapes:
-            active, plain, tensors = _activity(inputs, tapes)
+            active, plain, lead = _activity(inputs, tapes)
         else:
             active = (False,) * len(inputs)
             plain = [v._value if type(v) is Tensor else unwrapped(v) for v in inputs]
@@ -131,16 +130,17 @@ class Function:
         y, saved = unit.run(raw)
         if True not in active:
             return _as_output(y, inputs)
-        if type(y) not in _ARRAYS and any(isinstance(v, _ArrayLike) for v in (
+        kind = type(y)
+        if kind not in _ARRAYS and any(isinstance(v, _ArrayLike) for v in (
                 nest.flatten(y) if isinstance(y, CONTAINERS) else (y,))):
             _refuse_tensors(self.__qualname__)
         entry = _CompiledCall(self, unit, y, saved, active, plain, inputs, len(args), captures,
-                              len(tapes) == 1, tensors)
+                              len(tapes) == 1, lead)
         # Tensors, as a rule: Variables were read, pytrees taken apart
         args, raw = entry.tape_inputs, entry.tape_values
-        if type(y) in _ARRAYS:  # _run(entry, ...), its frames spared: y is an array or number
+        if kind in _ARRAYS:  # _run(entry, ...), its frames spared: y is an array or number
             result = _new(Tensor)
-            result._value = np.asarray(y) if type(y) is float else y  # as entry() gives it
+            result._value = np.asarray(y) if kind is float else y  # as entry() gives it
             for tape in tapes:
                 tape._record(entry, args, raw, None, result, entry)
             return result
@@ -195,7 +195,7 @@ class _CompiledCall(Rule):
     vjps = ()
 
     def __init__(self, function, unit, value, saved, active, raw, inputs, count, captures,
-                 alone=False, tensors=None):
+                 alone=False, lead=None):
         self.function = function
         self.alone = alone            # made while one tape recorded: no other holds it
         self.unit = unit
@@ -210,17 +210,10 @@ class _CompiledCall(Rule):
         self._last = (None, None)
         self._parameters = None  # Rule's
         self._owners = None
-        if tensors is not None:  # the others ndarrays and numbers (the common case)
-            tape_inputs = self.tape_inputs = tensors
-            if len(tape_inputs) == len(inputs):
-                self.tape_values = tuple(raw)
-                self.direct = True
-                return
-            self.tape_values = tuple([v._value for v in tape_inputs])
-            # each tape input the input of its position: the Tensors come first
-            self.direct = not any(type(v) is not Tensor for v in inputs[:len(tape_inputs)])
-            if not self.direct:
-                self._owners = [(i, None) for i, v in enumerate(inputs) if type(v) is Tensor]
+        if lead is not None:  # the Tensors first, the others ndarrays and numbers
+            self.tape_inputs = inputs[:lead] if lead < len(inputs) else inputs
+            self.tape_values = tuple(raw[:lead] if lead < len(raw) else raw)
+            self.direct = True  # each tape input the input of its position
             return
         owners = []
         tape_inputs = self.tape_inputs = []  # each Tensor input, or each of a pytree's
@@ -336,10 +329,11 @@ class _CompiledCall(Rule):
         return grads
 
     def once(self, args, ids):
-        """{id of a tape input: its adjoint} for those in ``ids``, seeded with ones: the
-        whole walk of a tape used once that holds this call alone (Rule's ``once``), in
-        the common case (a single result, each tape input the input of its position,
-        every one asked for active); else None, for the general ``joint``."""
+        """{id of a tape input: its adjoint} for those in ``ids`` (maybe others' too),
+        seeded with ones: the whole walk of a tape used once that holds this call alone
+        (Rule's ``once``), in the common case (a single result, each tape input the
+        input of its position, every one asked for active); else None, for the
+        general ``joint``."""
         value = self.value
         kind = type(value)
         if kind in _FLOAT64S:  # the adjoint of a number is a number (see _as_number)
@@ -349,9 +343,9 @@ class _CompiledCall(Rule):
             g.fill(1)
         else:
             return None
-        positions, others = _positions(self.active)
         if not self.direct:
             return None
+        positions, others = _POSITIONS.get(self.active) or _positions(self.active)
         for k in others:  # a source watched after the call: compiled with it active
             if k < len(args) and id(args[k]) in ids:
                 return None
@@ -363,8 +357,14 @@ class _CompiledCall(Rule):
             grads = self.unit.spend([saved], g)
         else:
             grads = self.unit.backward(saved, g)
+        if len(positions) == 1:
+            grads = (grads,)
+        if len(positions) == len(args):  # every tape input active, the common case
+            found = dict(zip(map(id, args), grads))  # (None where unconnected)
+            if len(found) == len(args):
+                return found
         found = {}
-        for k, d in zip(positions, (grads,) if len(positions) == 1 else grads):
+        for k, d in zip(positions, grads):
             key = id(args[k])
             if key in ids and d is not None:
                 previous = found.get(key)  # f(x, x): one source, two inputs
@@ -708,53 +708,50 @@ _ARRAYS = (np.ndarray, np.float64, np.float32, float)  # the results compiled co
 
 
 def _activity(inputs, tapes):
-    """``(active, plain, tensors)``: whether a tape watches each of ``inputs`` (see
+    """``(active, plain, lead)``: whether a tape watches each of ``inputs`` (see
     ``_watched``), what compiled code is given for each (the array behind a Tensor),
-    and the Tensors among them when the others are ndarrays or numbers (else None).
-    Reading a Variable under a tape watches it (if trainable) and records the read, so
-    each Variable in them (a pytree's leaves too) is read first, in ``inputs`` itself.
-    Where an input is watched, the backward step runs later, so the arrays must stay
-    as read: each other array (a pytree's too) is given as a read-only copy, and the
-    tape keeps the copy (in ``inputs``) too; a Tensor's array never changes."""
-    tracked = (tapes[0]._tape.tracked,) if len(tapes) == 1 else [t._tape.tracked
-                                                                  for t in tapes]
+    and how many Tensors come first when every other input is an ndarray or a number
+    after them (else None: see ``_CompiledCall``).  Reading a Variable under a tape
+    watches it (if trainable) and records the read, so each Variable in them (a
+    pytree's leaves too) is read first, in ``inputs`` itself.  Where an input is
+    watched, the backward step runs later, so the arrays must stay as read: each
+    other array (a pytree's too) is given as a read-only copy, and the tape keeps the
+    copy (in ``inputs``) too; a Tensor's array never changes."""
+    # the ids one tape follows (the common case), or each tape's
+    tracked = tapes[0]._tape.tracked if len(tapes) == 1 else [t._tape.tracked for t in tapes]
+    one = type(tracked) is set
     active = []
     plain = []
-    others = False  # an input other than a Tensor
-    tensors = None  # from the first other input: the Tensors, while the others are plain
+    count = lead = len(inputs)  # lead: the position of the first input not a Tensor
+    simple = True  # each input a Tensor, an ndarray or a number, the Tensors first
     for k, v in enumerate(inputs):
         kind = type(v)
         if kind is Tensor:  # the common case, without the generic walk of _watched
             value = v._value
             plain.append(value)
-            if others and tensors is not None:
-                tensors.append(v)
+            if k > lead:
+                simple = False
             key = id(v)
-            for ids in tracked:
-                if key in ids:
-                    active.append(value.dtype.kind in "fc")
-                    break
-            else:
-                active.append(False)
+            active.append((key in tracked if one else any(key in ids for ids in tracked))
+                          and value.dtype.kind in "fc")
             continue
-        if not others:
-            others = True
-            tensors = inputs[:k]
+        if k < lead:
+            lead = k
         if kind not in _PLAIN:
-            tensors = None
+            simple = False
             inputs[k] = v = _read(v)
             active.append(_watched(v, tapes))
             plain.append(unwrapped(v))
         else:  # an ndarray or a number: no tape watches it
             active.append(False)
             plain.append(v)
-    if others and True in active:
-        for k, v in enumerate(inputs):
-            if type(v) is not Tensor:
+    if lead < count and True in active:
+        for k in range(lead, count):
+            if type(inputs[k]) is not Tensor:
                 plain[k] = frozen(plain[k])
-                if type(v) is np.ndarray:
+                if type(inputs[k]) is np.ndarray:
                     inputs[k] = plain[k]
-    return tuple(active), plain, (tensors if others else inputs)
+    return tuple(active), plain, (lead if simple else None)
 
 
 def _watched(value, tapes):

@@ -95,7 +95,7 @@ class GradientTape:
         self._recording = False
         self._tape = None
         self._released_variables = ()
-        self._compiled = False  # set by STATE.compiled while compiled code runs
+        self._compiled = False  # True while compiled code runs (_recording.run_compiled)
         self._stack = None      # STATE.tapes of the thread recording on it
 
     # --- the recording context ---

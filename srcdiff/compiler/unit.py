@@ -86,17 +86,8 @@ class Unit:
             elif type(arg) is ndarray:  # a read-only one too: no flags to ask, faster
                 args[i] = view = arg.view()
                 view.setflags(False)  # write=False, by position: half the cost of a keyword
-        state = _recording.STATE
-        # Tapes recording now are told that compiled code runs (see _recording); with
-        # none, and no outer run's to restore, there is nothing to tell (the setter's
-        # two calls would cost more than a small function's forward pass; the
-        # property's own value read as it is, without the property's call).
-        tapes, outer = state.tapes, state._compiled
-        told = tapes or outer is not None
-        if told:
-            state.compiled = (self.name, tuple(tapes))
-        try:
-            return self.forward(*args)
+        try:  # the tapes recording now told that compiled code runs (see _recording)
+            return _recording.run_compiled(self.name, self.forward, args)
         except ValueError as exc:
             if "read-only" not in str(exc):
                 raise
@@ -104,9 +95,6 @@ class Unit:
                 f"{self.name} wrote into a read-only array ({exc}): an argument, written "
                 "in a way srcdiff does not model, or a read-only view",
                 hint="Write into a copy (x = x.copy()) or with x[...] = value.") from None
-        finally:
-            if told:
-                state.compiled = outer
 
     def spend(self, taken, g):
         """The backward pass over the tape in the list ``taken`` (``y, *taken =
