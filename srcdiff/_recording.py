@@ -9,8 +9,6 @@ class _State(threading.local):
         # recorded (so that its grad_fn can be differentiated again, as in TensorFlow),
         # but its grad_fn stands in for any of them that has no rule.
         self.custom_forward = 0
-        # (function name, tapes) while compiled code runs (see run_compiled)
-        self.compiled = None
         # > 0 while srcdiff runs code written for the compiler on the tape, where a
         # Python number made of a followed Tensor is refused (see eager_numbers.py)
         self.exact = 0
@@ -27,29 +25,20 @@ def run_compiled(name, forward, args):
     """``forward(*args)``, the compiled code of ``name``, with the tapes recording now
     told it runs: it computes on arrays, so an operation it records onto one of them
     reads a watched value it did not take as an input (see compiled_code_met).  Each
-    tape is told in an attribute of its own, which it asks as it records each
-    operation, a read far cheaper than one of this thread-local's; ``STATE.compiled``
-    holds the name, and the tapes to tell again when an inner run ends."""
-    state = STATE
-    tapes, outer = state.tapes, state.compiled
-    if not tapes and outer is None:  # nothing to tell, nothing to restore
+    tape is told in an attribute of its own, ``_compiled`` (the name, or None), which
+    it asks as it records each operation: a read far cheaper than a thread-local's."""
+    tapes = STATE.tapes
+    if not tapes:  # nothing to tell
         return forward(*args)
     told = tuple(tapes)
-    if outer is not None:
-        for tape in outer[1]:
-            tape._compiled = False
+    before = [tape._compiled for tape in told]  # an outer run's, to restore
     for tape in told:
-        tape._compiled = True
-    state.compiled = (name, told)
+        tape._compiled = name
     try:
         return forward(*args)
     finally:
-        for tape in told:
-            tape._compiled = False
-        if outer is not None:
-            for tape in outer[1]:
-                tape._compiled = True
-        state.compiled = outer
+        for tape, was in zip(told, before):
+            tape._compiled = was
 
 
 def refuse_without_rule(name):
@@ -60,12 +49,11 @@ def refuse_without_rule(name):
             "use an op with a rule, or register one with sd.register_gradient")
 
 
-def compiled_code_met(op):
-    """Compiled code applied ``op`` to a value a tape watches that is not one of its
-    inputs (a Variable an object holds, say): its gradient would be lost, so the call
-    is refused."""
+def compiled_code_met(op, name):
+    """The compiled code of ``name`` applied ``op`` to a value a tape watches that is
+    not one of its inputs (a Variable an object holds, say): its gradient would be
+    lost, so the call is refused."""
     from .compiler.errors import CompileError  # the compiler imports this module
-    name, _ = STATE.compiled
     raise CompileError(
         f"the compiled code of {name} applied {op} to a Tensor or Variable that a "
         f"recording tape watches but that is not an input of {name}: its gradient would "

@@ -717,25 +717,30 @@ def _activity(inputs, tapes):
     watched, the backward step runs later, so the arrays must stay as read: each
     other array (a pytree's too) is given as a read-only copy, and the tape keeps the
     copy (in ``inputs``) too; a Tensor's array never changes."""
-    # the ids one tape follows (the common case), or each tape's
-    tracked = tapes[0]._tape.tracked if len(tapes) == 1 else [t._tape.tracked for t in tapes]
-    one = type(tracked) is set
     active = []
     plain = []
-    count = lead = len(inputs)  # lead: the position of the first input not a Tensor
-    simple = True  # each input a Tensor, an ndarray or a number, the Tensors first
-    for k, v in enumerate(inputs):
-        kind = type(v)
-        if kind is Tensor:  # the common case, without the generic walk of _watched
+    count = len(inputs)
+    if len(tapes) == 1:  # the common case: the leading Tensors, against one tape's set
+        tracked = tapes[0]._tape.tracked
+        for v in inputs:
+            if type(v) is not Tensor:
+                break
             value = v._value
             plain.append(value)
-            if k > lead:
-                simple = False
-            key = id(v)
-            active.append((key in tracked if one else any(key in ids for ids in tracked))
-                          and value.dtype.kind in "fc")
+            active.append(id(v) in tracked and value.dtype.kind in "fc")
+        if len(plain) == count:
+            return tuple(active), plain, count
+    lead = None  # the position of the first input not a Tensor
+    simple = True  # each input a Tensor, an ndarray or a number, the Tensors first
+    for k in range(len(plain), count):
+        v = inputs[k]
+        kind = type(v)
+        if kind is Tensor:
+            plain.append(v._value)
+            active.append(_watched(v, tapes))
+            simple = simple and lead is None
             continue
-        if k < lead:
+        if lead is None:
             lead = k
         if kind not in _PLAIN:
             simple = False
@@ -745,7 +750,9 @@ def _activity(inputs, tapes):
         else:  # an ndarray or a number: no tape watches it
             active.append(False)
             plain.append(v)
-    if lead < count and True in active:
+    if lead is None:
+        lead = count
+    elif True in active:
         for k in range(lead, count):
             if type(inputs[k]) is not Tensor:
                 plain[k] = frozen(plain[k])

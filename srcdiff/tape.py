@@ -95,7 +95,7 @@ class GradientTape:
         self._recording = False
         self._tape = None
         self._released_variables = ()
-        self._compiled = False  # True while compiled code runs (_recording.run_compiled)
+        self._compiled = None  # the name of compiled code while it runs (run_compiled)
         self._stack = None      # STATE.tapes of the thread recording on it
 
     # --- the recording context ---
@@ -198,7 +198,7 @@ class GradientTape:
         if dtype is not _FLOAT64 and dtype.kind not in "fc":  # the commonest dtype first
             return  # no gradient reaches other dtypes
         if self._compiled:  # compiled code runs, begun while this tape recorded
-            compiled_code_met(primitive_name(fn))
+            compiled_code_met(primitive_name(fn), self._compiled)
         if rule is None:  # the table first: rule_of also asks fn itself
             rule = _RULES.get(fn) or rule_of(fn)
         if rule is None:
