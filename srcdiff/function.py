@@ -835,10 +835,10 @@ def frozen(value):
     for a backward step that runs later (a tape's, a pullback's), after the caller may
     have written into them.  A read-only array that owns its memory is kept."""
     if type(value) is np.ndarray:
-        if not value.flags.writeable and value.base is None:
+        if value.base is None and not value.flags.writeable:
             return value
         value = value.copy()
-        value.flags.writeable = False
+        value.setflags(False)  # write=False, by position: cheaper than the flags object
         return value
     if isinstance(value, CONTAINERS):
         return nest.rebuilt(value, [frozen(v) for v in nest.items(value)])
