@@ -1,9 +1,11 @@
 """GradientTape: records operations on watched values and walks them backwards.
 
-A record is ``(rule, args, raw, kwargs, out)``: the primitive's rule, the values
-it was applied to and the arrays behind them, and the Tensor it produced.  The
-backward walk visits the records in reverse and calls each input's vjp.  When another tape is recording
-at that moment the vjps run on the Tensors themselves, so the gradient
+A record is one tuple: the primitive's rule, the values it was applied to, the
+arrays behind them, its keywords and the Tensor it produced, laid out by arity so
+that a call of one or two inputs makes one tuple, not three (see ``_fields``):
+``(rule, a, x, out)``, ``(rule, a, b, x, y, out)`` without keywords, else
+``(rule, args, raw, kwargs, out)``.  The backward walk visits the records in
+reverse and calls each input's vjp.  When another tape is recording at that moment the vjps run on the Tensors themselves, so the gradient
 computation is recorded in turn: that is how nested tapes give higher
 derivatives.  Otherwise they run on the raw arrays, which is the fast path.
 A tape used once, with large values, first turns its records into entries that keep
@@ -59,7 +61,7 @@ class _Records:
 
     def add(self, rule, args, raw, kwargs, out):
         """Keep a record: ``out``, what ``rule``'s primitive made of ``args``, is now tracked."""
-        self.records.append((rule, args, raw, kwargs or _NO_KWARGS, out))
+        self.records.append(_laid_out(rule, args, raw, kwargs, out))
         self.tracked.add(id(out))
         if out._value.dtype.kind == "c":
             self.complex = True
@@ -70,6 +72,27 @@ _NDARRAY = np.ndarray
 _FLOAT64 = np.dtype(np.float64)
 _LARGE = 1 << 16  # bytes of a value from which a tape slims its records before its one walk
 _NO_KWARGS = {}  # shared by the records of calls without keywords: one dict less to keep each
+
+
+def _laid_out(rule, args, raw, kwargs, out):
+    """The record of a call (see the module's docstring): one tuple, by arity."""
+    if not kwargs:
+        if len(args) == 1:
+            return rule, args[0], raw[0], out
+        if len(args) == 2:
+            return rule, *args, *raw, out
+    return rule, args, raw, kwargs or _NO_KWARGS, out
+
+
+def _fields(record):
+    """``(rule, args, raw, kwargs, out)`` of a record, whatever its layout."""
+    if len(record) == 4:
+        rule, a, x, out = record
+        return rule, (a,), (x,), _NO_KWARGS, out
+    if len(record) == 6:
+        rule, a, b, x, y, out = record
+        return rule, (a, b), (x, y), _NO_KWARGS, out
+    return record
 
 
 class GradientTape:
@@ -206,10 +229,36 @@ class GradientTape:
                 refuse_without_rule(primitive_name(fn))
             return
         # _Records.add, inlined: this runs once per recorded operation
-        tape.records.append((rule, args, raw, kwargs or _NO_KWARGS, out))
+        tape.records.append(_laid_out(rule, args, raw, kwargs, out))
         tracked.add(id(out))
         if dtype is not _FLOAT64 and dtype.kind == "c":
             tape.complex = True
+
+    # ``_record`` of one and two inputs without keywords (``tensor._run1``, ``_run2``),
+    # its commonest case unrolled: the inputs tested one by one, a float64 result by
+    # identity, the rule from the table, the record made directly; anything else
+    # (another dtype, compiled code running, a rule the table lacks) takes ``_record``.
+    def _record1(self, fn, a, x, out):
+        """``_record(fn, (a,), (x,), None, out)``."""
+        tape = self._tape
+        tracked = tape.tracked
+        if id(a) in tracked:
+            if (out._value.dtype is not _FLOAT64 or self._compiled
+                    or (rule := _RULES.get(fn)) is None):
+                return self._record(fn, (a,), (x,), None, out)
+            tape.records.append((rule, a, x, out))
+            tracked.add(id(out))
+
+    def _record2(self, fn, a, b, x, y, out):
+        """``_record(fn, (a, b), (x, y), None, out)``."""
+        tape = self._tape
+        tracked = tape.tracked
+        if id(a) in tracked or id(b) in tracked:
+            if (out._value.dtype is not _FLOAT64 or self._compiled
+                    or (rule := _RULES.get(fn)) is None):
+                return self._record(fn, (a, b), (x, y), None, out)
+            tape.records.append((rule, a, b, x, y, out))
+            tracked.add(id(out))
 
     def _read_variable(self, variable, snapshot):
         tape = self._tape
@@ -244,7 +293,7 @@ class GradientTape:
                                 f"differentiated, but received {target!r}.")
         flat_sources, shallow = _check_sources(sources)
         records = self._tape.records
-        if (len(records) == 1 and records[0][4] is target and output_gradients is None
+        if (len(records) == 1 and records[0][-1] is target and output_gradients is None
                 and not (self._persistent or self._tape.complex or STATE.tapes)):
             grads = self._backprop_one(target, flat_sources)
         else:
@@ -417,7 +466,7 @@ class GradientTape:
         tape = self._tape
         self._end_use()
         source_ids = tape.tracked.intersection(map(id, sources))
-        rule, args, raw, kwargs, out = record = tape.records.pop()
+        rule, args, raw, kwargs, out = _fields(record := tape.records.pop())
         if rule.once is not None and id(target) not in source_ids:
             grads = rule.once(args, source_ids)  # its own walk (a compiled function's)
             if grads is not None:
@@ -448,7 +497,7 @@ class GradientTape:
             return tape.tracked | source_ids
         reaches = set(source_ids)
         for record in tape.records[:count]:
-            for a in record[1]:
+            for a in _fields(record)[1]:
                 if id(a) in reaches:
                     reaches.add(id(record[-1]))
                     break
@@ -473,7 +522,7 @@ def _entries(records, traced):
     keys, values, kwargs, key, ans)``: the Tensors when ``traced``, else the arrays."""
     pop = records.pop
     while records:
-        rule, args, raw, kwargs, out = pop()
+        rule, args, raw, kwargs, out = _fields(pop())
         if traced:
             yield rule, [id(a) for a in args], args, kwargs, id(out), out
         else:
@@ -496,7 +545,8 @@ def _slim(records):
     The keys are the ids of Tensors that were all alive together (the records held
     them), and the walk meets no other keys: an id reused after a Tensor is freed
     cannot be mistaken for one of them."""
-    for n, (rule, args, raw, kwargs, out) in enumerate(records):
+    for n, record in enumerate(records):
+        rule, args, raw, kwargs, out = _fields(record)
         reads_ans, reads_inputs = _reads(rule, len(raw))
         records[n] = (rule, [id(a) for a in args],
                       [v if read else None for v, read in zip(raw, reads_inputs)], kwargs,
@@ -508,7 +558,8 @@ def _large(records):
     in constant time by a few records: the first and the last two, their inputs and
     results (a loss's reduction reads values as large as any, as a rule).  Judging
     each record as it is made would cost every operation more than this whole check."""
-    for _, _, raw, _, out in records[:1] + records[max(len(records) - 2, 1):]:
+    for record in records[:1] + records[max(len(records) - 2, 1):]:
+        _, _, raw, _, out = _fields(record)
         for value in (*raw, out._value):
             if type(value) is _NDARRAY and value.nbytes >= _LARGE:
                 return True
@@ -580,15 +631,23 @@ def _walk_entries(entries, grads, source_ids, reaches, batched, conjugating):
 def _walk_plain(records, grads, source_ids, reaches):
     """``_walk`` on arrays, with no batch axis and no conjugation: each vjp is one
     plain call.  This is the tape's hottest loop, so one and two inputs with a vjp
-    each (nearly every record) are unrolled: a call with its arguments spelled out
-    runs in the interpreter's own loop, where ``vjp(g, ans, *values)`` costs a
-    C-level call more (as much as a small vjp), and a loop over the inputs costs
-    as much again.  Each ``previous + d`` is ``_accumulate``, inlined.  A rule with
-    a joint form (a compiled function's) is called once for all its inputs."""
+    each (nearly every record, laid out apart: see ``_fields``) are unrolled: a call
+    with its arguments spelled out runs in the interpreter's own loop, where
+    ``vjp(g, ans, *values)`` costs a C-level call more (as much as a small vjp), and
+    a loop over the inputs costs as much again.  Each ``previous + d`` is
+    ``_accumulate``, inlined.  A rule with a joint form (a compiled function's) is
+    called once for all its inputs."""
     get, pop = grads.get, grads.pop
     pop_record = records.pop  # the caller's list: emptied, last record first
     while records:
-        rule, args, raw, kwargs, out = pop_record()
+        record = pop_record()
+        n = len(record)
+        if n == 6:
+            rule, a, b, x, y, out = record
+        elif n == 4:
+            rule, a, x, out = record
+        else:
+            rule, args, raw, kwargs, out = record
         key = id(out)
         # Only what reaches a source has an adjoint: ``key`` not in ``reaches`` finds None.
         g = get(key) if key in source_ids else pop(key, None)
@@ -596,27 +655,27 @@ def _walk_plain(records, grads, source_ids, reaches):
             continue
         if type(g) is IndexedSlices and rule is not _READ:
             g = g.dense()
-        ans = out._value
         vjps = rule.vjps
-        n = len(args)
-        if n == 1 and not kwargs and vjps:
-            key = id(args[0])
+        if n == 4 and vjps:
+            key = id(a)
             vjp = vjps[0] if key in reaches else None
-            d = None if vjp is None else vjp(g, ans, raw[0])
-        elif n == 2 and not kwargs and len(vjps) == 2:
-            x, y = raw
-            key = id(args[0])
+            d = None if vjp is None else vjp(g, out._value, x)
+        elif n == 6 and len(vjps) == 2:
+            ans = out._value
+            key = id(a)
             vjp = vjps[0] if key in reaches else None
             if vjp is not None and (d := vjp(g, ans, x, y)) is not None:
                 previous = get(key)
                 grads[key] = d if previous is None else previous + d
-            key = id(args[1])  # the second input's adjoint: added below
+            key = id(b)  # the second input's adjoint: added below
             vjp = vjps[1] if key in reaches else None
             d = None if vjp is None else vjp(g, ans, x, y)
-        elif rule.joint is not None:  # one call for every input (a compiled function's)
-            _joint_step(rule, g, out, args, raw, reaches, grads)
-            continue
         else:
+            rule, args, raw, kwargs, out = _fields(record)
+            if rule.joint is not None:  # one call for every input (a compiled function's)
+                _joint_step(rule, g, out, args, raw, reaches, grads)
+                continue
+            ans = out._value
             for i, a in enumerate(args):
                 key = id(a)
                 if key in reaches and (vjp := rule.vjp(i)) is not None:

@@ -710,7 +710,8 @@ def _run(fn, impl, args, raw, kwargs, tapes, rule=None):
 
 
 # ``_run`` of one and two inputs without keywords, the commonest calls, unrolled: the
-# call of ``impl`` spelled out (no unpacking call), the tuples made only for a tape.
+# call of ``impl`` spelled out (no unpacking call), no tuples packed (each tape's
+# ``_record1``/``_record2`` takes the inputs as they are).
 def _run1(fn, impl, a, x, tapes):
     """``_run(fn, impl, (a,), (x,), None, tapes)``."""
     out = impl(x)
@@ -718,10 +719,8 @@ def _run1(fn, impl, a, x, tapes):
         return _not_an_array(fn, (a,), out, tapes)
     result = _new(Tensor)
     result._value = out
-    if tapes:
-        args, raw = (a,), (x,)
-        for tape in tapes:
-            tape._record(fn, args, raw, None, result, None)
+    for tape in tapes:
+        tape._record1(fn, a, x, result)
     return result
 
 
@@ -732,10 +731,8 @@ def _run2(fn, a, b, x, y, tapes):
         return _not_an_array(fn, (a, b), out, tapes)
     result = _new(Tensor)
     result._value = out
-    if tapes:
-        args, raw = (a, b), (x, y)
-        for tape in tapes:
-            tape._record(fn, args, raw, None, result, None)
+    for tape in tapes:
+        tape._record2(fn, a, b, x, y, result)
     return result
 
 
