@@ -328,7 +328,7 @@ class _CompiledCall(Rule):
                 self._last = (g, grads)
         return grads
 
-    def once(self, args, ids):
+    def once(self, ids):
         """{id of a tape input: its adjoint} for those in ``ids`` (maybe others' too),
         seeded with ones: the whole walk of a tape used once that holds this call alone
         (Rule's ``once``), in the common case (a single result, each tape input the
@@ -345,6 +345,7 @@ class _CompiledCall(Rule):
             return None
         if not self.direct:
             return None
+        args = self.tape_inputs
         positions, others = _POSITIONS.get(self.active) or _positions(self.active)
         for k in others:  # a source watched after the call: compiled with it active
             if k < len(args) and id(args[k]) in ids:

@@ -466,11 +466,12 @@ class GradientTape:
         tape = self._tape
         self._end_use()
         source_ids = tape.tracked.intersection(map(id, sources))
-        rule, args, raw, kwargs, out = _fields(record := tape.records.pop())
-        if rule.once is not None and id(target) not in source_ids:
-            grads = rule.once(args, source_ids)  # its own walk (a compiled function's)
+        record = tape.records.pop()
+        if record[0].once is not None and id(target) not in source_ids:
+            grads = record[0].once(source_ids)  # its own walk (a compiled function's)
             if grads is not None:
                 return [*map(grads.get, map(id, sources))]
+        rule, args, raw, kwargs, out = _fields(record)
         g = _seed(target, None, False)
         grads = {id(target): g}  # the target's own, should it be a source too
         taking, STATE.taking = STATE.taking, True
