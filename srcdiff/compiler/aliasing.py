@@ -22,10 +22,12 @@ of a number, or an element of an array of known rank, makes no pair to follow.
 import operator
 
 import gast
+import numpy as np
 
-from ..rules import traits_of
+from ..rules import containers, traits_of
 from . import syntax as S
 from .analysis import Kind, target_names
+from .containers import definite
 
 
 def check_views(facts, source_map):
@@ -309,3 +311,112 @@ class _Pair:
                "two values share",
             hint="Take a copy where the view is made (.copy()), or read the view before "
                  "the write.")
+
+
+# ---------------------------------------------------------------- in-place updates
+
+# Calls whose result is, or holds, the very objects they are given (not copies of
+# their data): a container of the items, an item, the array itself.
+_HOLDERS = frozenset([list, tuple, dict, sorted, max, min, np.asarray, np.asanyarray,
+                      containers.append, containers.join_lists, containers.field])
+
+
+def check_updates(facts, depths, source_map):
+    """Refuse an in-place update whose change another name would see in Python but
+    not in the generated code, which rebinds: ``t += v`` (any ``op=``) on a name not
+    known to hold a number, and ``c[k] += v`` on a container ``c`` (an array item of
+    a list or dict is updated in place, and the container only gets it back).
+
+    Names may share an object through copies, views, items read out of a container
+    or an array (``t = xs[i]``, ``for t in xs``), and containers and what they hold
+    (``[a, b]``, ``list(xs)``, ``max(xs)``, ``xs.append(v)``); this join is
+    flow-insensitive, so it errs towards refusing.  An update is refused if a name
+    that may share the updated object, and is bound before it (or in a loop around
+    both), is read after it or in a loop around both.  Names bound only after it
+    read what they hold after it too; ``c`` itself and its copies get the item back;
+    a list extended in place (``xs += [v]``) changes no item, only what holds it."""
+    updates = [s for s in facts.assigns if getattr(s, "in_place", False)]
+    if not updates:
+        return
+    joined, same, holders = _holding(facts)
+    containers_ = definite(depths) | facts.packs
+    for s in updates:
+        target = s.targets[0]
+        if isinstance(target, gast.Name):
+            t = target.id
+            if t in facts.numbers:
+                continue  # += on a number rebinds it in Python too
+            others = (_upwards(t, same, holders) if t in containers_
+                      else joined.get(t, {t})) - {t}
+        else:
+            c = target.value.id
+            if c not in set(depths) | facts.packs:
+                continue  # an array: c[k] += v is c[k] = c[k] + v in NumPy too
+            others = (joined.get(c, {c}) - same.get(c, {c})
+                      - set(getattr(s, "update_temps", ())))
+        others = {n for n in others - facts.numbers if _bound_before(facts, n, s)}
+        after = _read_after(facts, s, others)
+        if after:
+            raise source_map.error(
+                s, f"this updates an array in place, and '{sorted(after)[0]}', which may "
+                   "share it, is read after: the compiler cannot follow a write into "
+                   "memory that two values share",
+                hint="Write the update as a new value (t = t + v), or take a copy "
+                     "(t = t.copy()) before updating it.")
+
+
+def _bound_before(facts, name, s):
+    """Whether ``name`` may hold, at ``s``, a value bound before it: a parameter, or
+    bound before ``s`` or in a loop around both."""
+    bound = [b for b in facts.assigns if name in target_names(b.targets[0])]
+    return not bound or name in facts.params or any(
+        facts.order[id(b)] < facts.order[id(s)] or facts.loops_of[id(b)] & facts.loops_of[id(s)]
+        for b in bound)
+
+
+def _upwards(name, same, holders):
+    """``name``, its copies, and every container that may hold one of them, at any
+    depth."""
+    found, todo = set(), [name]
+    while todo:
+        n = todo.pop()
+        for m in same.get(n, {n}) | holders.get(n, set()):
+            if m not in found:
+                found.add(m)
+                todo.append(m)
+    return found
+
+
+def _holding(facts):
+    """({name: the names that may share an object with it}, {name: the names that are
+    the same object by copies alone}, {name: the containers that may hold it}); the
+    first two include the name itself."""
+    joined, same, holders = {}, {}, {}
+
+    def join(groups, a, b):
+        both = groups.get(a, {a}) | groups.get(b, {b})
+        for n in both:
+            groups[n] = both
+
+    for s in facts.assigns:
+        target, op = s.targets[0], facts.ops[id(s)]
+        if isinstance(target, gast.Tuple):
+            if op.kind is Kind.SPLIT and isinstance(op.inputs[0], gast.Name):
+                for n in target_names(target):  # the pieces are views
+                    join(joined, n, op.inputs[0].id)
+            continue
+        if not isinstance(target, gast.Name):
+            continue
+        inputs = [a.id for a in op.inputs if isinstance(a, gast.Name)]
+        if op.kind is Kind.COPY and inputs:
+            join(same, target.id, inputs[0])
+            join(joined, target.id, inputs[0])
+        elif op.kind is Kind.PACK or op.kind is Kind.PRIMITIVE and op.fn in _HOLDERS:
+            for n in inputs:
+                join(joined, target.id, n)
+                holders.setdefault(n, set()).add(target.id)
+        else:
+            base = _viewed(s.value, op)
+            if base is not None:
+                join(joined, target.id, base)
+    return joined, same, holders

@@ -21,7 +21,8 @@ import gast
 
 from . import checks
 from . import syntax as S
-from .aliasing import check_call_writes, check_effects, check_views, written_names
+from .aliasing import (check_call_writes, check_effects, check_updates, check_views,
+                       written_names)
 from .analysis import Describer, activity, adjoint_inputs, check_modelled, varied_names
 from .backward import Backward
 from .bare_shapes import bare_shapes
@@ -327,6 +328,7 @@ def reverse(parsed, body, wrt, names, refs, compile_call, scalar_params, param_d
     feeds = adjoint_inputs(facts, active, wrt)
     param_depths = param_depths or {}
     depths, _ = container_depths(facts, param_depths)
+    check_updates(facts, depths, source_map)
     calls, tuples = resolve_calls(facts, active, feeds, compile_call, names, depths,
                                   {**parsed.passed, **parsed.closures})
     writes = callee_writes(facts, calls, compile_call, depths)

@@ -148,12 +148,15 @@ class Normalizer(ExpressionLowering):
     def stmt_AugAssign(self, s):
         target = s.target
         load = _as_load(target)
+        start = len(self.out)
         self.stmt_Assign(gast.copy_location(gast.Assign(
             targets=[target], value=gast.BinOp(left=load, op=s.op, right=s.value),
             type_comment=None), s))
-        if isinstance(target, gast.Name):
-            # NumPy updates an array in place: names sharing it change too (aliasing.py)
-            self.out[-1].in_place = True
+        # NumPy updates an array in place: names sharing it change too (aliasing.py);
+        # so does an array item of a container in c[k] += v, before c gets it back
+        self.out[-1].in_place = True
+        if isinstance(target, gast.Subscript):
+            self.out[-1].update_temps = S.assigned_names(self.out[start:-1])
 
     def stmt_AnnAssign(self, s):
         if s.value is not None:

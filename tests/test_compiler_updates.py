@@ -1,0 +1,207 @@
+"""In-place updates of an object another name shares (compiler/aliasing.py,
+``check_updates``).
+
+``t += v`` on an array changes it in place in NumPy, so every name and container
+sharing it changes too; the generated code rebinds ``t`` to ``t + v``.  Where another
+name that may share the array is read after the update, the two would differ: the
+value and the gradient were silently wrong (a row of a matrix, an array held by a list
+or dict, the loop variable over a list of arrays).  Those programs are refused; updates
+nothing else sees are differentiated as before."""
+import numpy as np
+import pytest
+
+import srcdiff as sd
+from compiler_programs import check_grad
+
+X = np.array([0.3, -0.7, 1.1])
+
+
+def a_row_updated_through_its_name(x):
+    m = np.outer(x, x)
+    r = m[0]
+    r *= 2.0
+    return np.sum(m * x)
+
+
+def a_row_at_a_variable_index(x):
+    m = np.outer(x, x)
+    i = 1
+    r = m[i]
+    r += x
+    return np.sum(m * x)
+
+
+def the_rows_of_a_loop(x):
+    m = np.outer(x, x)
+    for row in m:
+        row *= 2.0
+    return np.sum(m * x)
+
+
+def the_items_of_a_loop_over_a_list(x):
+    xs = [x * 1.0, x * 2.0]
+    for e in xs:
+        e += x
+    return np.sum(xs[0] * xs[1])
+
+
+def an_item_of_a_list_by_name(x):
+    y = x * 1.0
+    xs = [y]
+    t = xs[0]
+    t *= 2.0
+    return np.sum(y * x)
+
+
+def an_item_of_a_list_read_back(x):
+    xs = [x * 1.0, x * 2.0]
+    t = xs[0]
+    t *= 2.0
+    return np.sum(xs[0] * x)
+
+
+def an_item_unpacked(x):
+    xs = [x * 1.0, x * 2.0]
+    a, b = xs
+    a += x
+    return np.sum(xs[0] * b)
+
+
+def a_name_held_by_a_list(x):
+    y = x * 1.0
+    xs = [y]
+    y += 1.0
+    return np.sum(xs[0] * x)
+
+
+def a_dict_item_shared_with_a_name(x):
+    w = x * 1.0
+    d = {"w": w}
+    d["w"] -= 0.1 * x
+    return np.sum(w * x)
+
+
+def a_list_item_shared_with_a_name(x):
+    y = x * 1.0
+    xs = [y, x * 2.0]
+    xs[0] *= 3.0
+    return np.sum(y * xs[1])
+
+
+def a_dict_item_read_by_name(x):
+    d = {"a": x * 1.0}
+    a = d["a"]
+    a += x
+    return np.sum(d["a"] * x)
+
+
+def an_item_of_a_list_of_numbers_replaced_through_another_name(x):
+    xs = [x[0], x[1]]
+    ys = xs
+    ys[0] = x * 1.0
+    t = xs[0]
+    t += x
+    return np.sum(ys[0] * x)
+
+
+SHARED = [a_row_updated_through_its_name, a_row_at_a_variable_index, the_rows_of_a_loop,
+          the_items_of_a_loop_over_a_list, an_item_of_a_list_by_name,
+          an_item_of_a_list_read_back, an_item_unpacked, a_name_held_by_a_list,
+          a_dict_item_shared_with_a_name, a_list_item_shared_with_a_name,
+          a_dict_item_read_by_name, an_item_of_a_list_of_numbers_replaced_through_another_name]
+
+
+def _rebinding(fn, x):
+    """``fn``'s value with each ``op=`` rebinding its target, as generated code does:
+    the update's own array is copied first, so nothing else sees the change."""
+    import ast
+    import inspect
+    import textwrap
+    tree = ast.parse(textwrap.dedent(inspect.getsource(fn)))
+
+    class Rebind(ast.NodeTransformer):
+        def visit_AugAssign(self, node):
+            load = ast.fix_missing_locations(ast.parse(ast.unparse(node.target), mode="eval")).body
+            return ast.copy_location(ast.Assign(targets=[node.target], value=ast.BinOp(
+                left=load, op=node.op, right=node.value)), node)
+
+    tree = ast.fix_missing_locations(Rebind().visit(tree))
+    space = {"np": np}
+    exec(compile(tree, "<rebound>", "exec"), space)
+    return space[fn.__name__](x.copy())
+
+
+@pytest.mark.parametrize("fn", SHARED, ids=lambda f: f.__name__)
+def test_an_update_another_name_sees_is_refused(fn):
+    # the program's value depends on the update being in place: rebinding differs
+    assert not np.isclose(fn(X.copy()), _rebinding(fn, X))
+    with pytest.raises(sd.CompileError, match="memory that two values share"):
+        sd.grad(fn)(X)
+
+
+def a_fresh_array(x):
+    a = x * 1.0
+    a *= x
+    a += 1.0
+    return np.sum(a)
+
+
+def the_items_of_an_unshared_dict(x):
+    d = {"w": x * 1.0, "b": x ** 2}
+    d["w"] -= 0.1 * x
+    d["b"] *= x
+    return np.sum(d["w"] * d["b"])
+
+
+def an_item_of_an_unshared_list(x):
+    xs = [x, x * 2.0]
+    xs[0] = xs[0] * 3.0
+    xs[1] += x
+    return np.sum(xs[0] * xs[1])
+
+
+def a_list_extended(x):
+    out = [x]
+    out += [x * 2.0]
+    return np.sum(out[1] * x) + np.sum(x)
+
+
+def an_element_of_a_vector(x):
+    y = x * 1.0
+    e = y[0]
+    e += 5.0
+    return np.sum(y * x) + e
+
+
+def a_number_from_a_list_of_numbers(x):
+    xs = [x[0] * 2.0, x[1]]
+    t = xs[0]
+    t += x[2]
+    return t * xs[1]
+
+
+def the_numbers_of_a_loop_over_a_list(x):
+    xs = [x[0] * 2.0, x[1]]
+    s = 0.0
+    for e in xs:
+        e += x[2]
+        s = s + e * e
+    return s + xs[0]
+
+
+def rows_updated_in_an_array(x):
+    out = np.zeros((3, 3))
+    for i in range(3):
+        out[i] += x * i
+        out[i] *= x
+    return np.sum(out ** 2)
+
+
+UNSHARED = [a_fresh_array, the_items_of_an_unshared_dict, an_item_of_an_unshared_list,
+            a_list_extended, an_element_of_a_vector, a_number_from_a_list_of_numbers,
+            the_numbers_of_a_loop_over_a_list, rows_updated_in_an_array]
+
+
+@pytest.mark.parametrize("fn", UNSHARED, ids=lambda f: f.__name__)
+def test_an_update_nothing_else_sees_is_differentiated(fn):
+    check_grad(fn, (X.copy(),), eager=fn is not rows_updated_in_an_array)
