@@ -197,3 +197,24 @@ def test_the_keys_of_a_dict_as_a_list_carry_no_gradient():
         return ks[1] * np.sum(d[2]) + ks[2] * np.sum(d[0]) + np.sum(tuple(d)[1] * x)
 
     check_grad(keys_times_values, (X.copy(),))
+
+
+def nests_itself(x):
+    y = np.sum(x ** 2)
+    y = [y, y * 2.0]
+    y = y[0] + y[1]
+    return y
+
+
+def nests_itself_in_a_loop(x):
+    y = [x]
+    for i in range(3):
+        y = [y, x]
+    return np.sum(x)
+
+
+@pytest.mark.parametrize("fn", [nests_itself, nests_itself_in_a_loop],
+                         ids=lambda f: f.__name__)
+def test_a_container_holding_itself_is_refused(fn):
+    with pytest.raises(sd.CompileError, match="nested without bound"):
+        sd.grad(fn)(X)

@@ -327,13 +327,13 @@ def reverse(parsed, body, wrt, names, refs, compile_call, scalar_params, param_d
     namer = Namer(names)
     feeds = adjoint_inputs(facts, active, wrt)
     param_depths = param_depths or {}
-    depths, _ = container_depths(facts, param_depths)
+    depths, _ = container_depths(facts, param_depths, source_map)
     check_updates(facts, depths, source_map)
     calls, tuples = resolve_calls(facts, active, feeds, compile_call, names, depths,
                                   {**parsed.passed, **parsed.closures})
     writes = callee_writes(facts, calls, compile_call, depths)
     check_call_writes(facts, writes, varied, active, source_map)
-    depths, mixed = container_depths(facts, param_depths, {
+    depths, mixed = container_depths(facts, param_depths, source_map, {
         k: unit.depth for k, (unit, _) in calls.items() if getattr(unit, "depth", 0)})
     check_one_kind(facts, mixed & active, source_map)
     check_fields(facts, tuples, source_map)
