@@ -5,8 +5,9 @@
 sharing it changes too; the generated code rebinds ``t`` to ``t + v``.  Where another
 name that may share the array is read after the update, the two would differ: the
 value and the gradient were silently wrong (a row of a matrix, an array held by a list
-or dict, the loop variable over a list of arrays).  Those programs are refused; updates
-nothing else sees are differentiated as before."""
+or dict, the loop variable over a list of arrays, what a helper returns of its
+arguments).  Those programs are refused; updates nothing else sees are differentiated
+as before."""
 import numpy as np
 import pytest
 
@@ -104,11 +105,46 @@ def an_item_of_a_list_of_numbers_replaced_through_another_name(x):
     return np.sum(ys[0] * x)
 
 
+def first(xs):
+    return xs[0]
+
+
+def itself(a):
+    return a
+
+
+def packed(a, b):
+    return [a, b * 2.0]
+
+
+def an_item_a_helper_returns(x):
+    xs = [x * 1.0, x * 2.0]
+    t = first(xs)
+    t += x
+    return np.sum(xs[0] * x)
+
+
+def an_argument_a_helper_returns(x):
+    y = x * 1.0
+    t = itself(y)
+    t *= 3.0
+    return np.sum(y * x)
+
+
+def a_list_a_helper_builds(x):
+    y = x * 1.0
+    xs = packed(y, x)
+    t = xs[0]
+    t -= x ** 2
+    return np.sum(y * x)
+
+
 SHARED = [a_row_updated_through_its_name, a_row_at_a_variable_index, the_rows_of_a_loop,
           the_items_of_a_loop_over_a_list, an_item_of_a_list_by_name,
           an_item_of_a_list_read_back, an_item_unpacked, a_name_held_by_a_list,
           a_dict_item_shared_with_a_name, a_list_item_shared_with_a_name,
-          a_dict_item_read_by_name, an_item_of_a_list_of_numbers_replaced_through_another_name]
+          a_dict_item_read_by_name, an_item_of_a_list_of_numbers_replaced_through_another_name,
+          an_item_a_helper_returns, an_argument_a_helper_returns, a_list_a_helper_builds]
 
 
 def _rebinding(fn, x):
@@ -126,7 +162,7 @@ def _rebinding(fn, x):
                 left=load, op=node.op, right=node.value)), node)
 
     tree = ast.fix_missing_locations(Rebind().visit(tree))
-    space = {"np": np}
+    space = dict(globals())
     exec(compile(tree, "<rebound>", "exec"), space)
     return space[fn.__name__](x.copy())
 
@@ -197,9 +233,21 @@ def rows_updated_in_an_array(x):
     return np.sum(out ** 2)
 
 
+def layer(x, w):
+    return np.tanh(x * w)
+
+
+def a_fresh_result_of_a_helper(x):
+    w = x * 0.5
+    h = layer(x, w)
+    h += w
+    return np.sum(h * w) + np.sum(x * w)
+
+
 UNSHARED = [a_fresh_array, the_items_of_an_unshared_dict, an_item_of_an_unshared_list,
             a_list_extended, an_element_of_a_vector, a_number_from_a_list_of_numbers,
-            the_numbers_of_a_loop_over_a_list, rows_updated_in_an_array]
+            the_numbers_of_a_loop_over_a_list, rows_updated_in_an_array,
+            a_fresh_result_of_a_helper]
 
 
 @pytest.mark.parametrize("fn", UNSHARED, ids=lambda f: f.__name__)

@@ -321,7 +321,7 @@ _HOLDERS = frozenset([list, tuple, dict, sorted, max, min, np.asarray, np.asanya
                       containers.append, containers.join_lists, containers.field])
 
 
-def check_updates(facts, depths, source_map):
+def check_updates(facts, depths, source_map, aliases):
     """Refuse an in-place update whose change another name would see in Python but
     not in the generated code, which rebinds: ``t += v`` (any ``op=``) on a name not
     known to hold a number, and ``c[k] += v`` on a container ``c`` (an array item of
@@ -334,11 +334,13 @@ def check_updates(facts, depths, source_map):
     that may share the updated object, and is bound before it (or in a loop around
     both), is read after it or in a loop around both.  Names bound only after it
     read what they hold after it too; ``c`` itself and its copies get the item back;
-    a list extended in place (``xs += [v]``) changes no item, only what holds it."""
+    a list extended in place (``xs += [v]``) changes no item, only what holds it.
+    ``aliases``: id(call of a user function) -> the positions of the arguments its
+    result may share objects with (callee_writes)."""
     updates = [s for s in facts.assigns if getattr(s, "in_place", False)]
     if not updates:
         return
-    joined, same, holders = _holding(facts)
+    joined, same, holders = _holding(facts, aliases)
     containers_ = definite(depths) | facts.packs
     for s in updates:
         target = s.targets[0]
@@ -387,7 +389,18 @@ def _upwards(name, same, holders):
     return found
 
 
-def _holding(facts):
+def returned_aliases(facts, outputs, aliases):
+    """The positions of the parameters whose objects the results ``outputs`` may share
+    (one returned as it is, a view of it, an item of it, a container holding it)."""
+    joined = _holding(facts, aliases)[0]
+    shared = set()
+    for out in outputs:
+        if isinstance(out, gast.Name):
+            shared |= joined.get(out.id, {out.id})
+    return tuple(k for k, p in enumerate(facts.params) if p in shared)
+
+
+def _holding(facts, aliases):
     """({name: the names that may share an object with it}, {name: the names that are
     the same object by copies alone}, {name: the containers that may hold it}); the
     first two include the name itself."""
@@ -400,6 +413,13 @@ def _holding(facts):
 
     for s in facts.assigns:
         target, op = s.targets[0], facts.ops[id(s)]
+        if op.kind is Kind.CALL:  # a user function's result: the arguments it may return
+            inputs = [op.inputs[k].id for k in aliases.get(id(s), range(len(op.inputs)))
+                      if k < len(op.inputs) and isinstance(op.inputs[k], gast.Name)]
+            for n in target_names(target) if isinstance(target, (gast.Name, gast.Tuple)) else ():
+                for a in inputs:
+                    join(joined, n, a)
+            continue
         if isinstance(target, gast.Tuple):
             if op.kind is Kind.SPLIT and isinstance(op.inputs[0], gast.Name):
                 for n in target_names(target):  # the pieces are views
