@@ -7,7 +7,8 @@ name that may share the array is read after the update, the two would differ: th
 value and the gradient were silently wrong (a row of a matrix, an array held by a list
 or dict, the loop variable over a list of arrays, what a helper returns of its
 arguments).  Those programs are refused; updates nothing else sees are differentiated
-as before."""
+as before.  So are writes ``x[i] = v`` into memory another name shares by more than one
+view or copy (``check_shared_writes``; one view is check_views' to follow)."""
 import numpy as np
 import pytest
 
@@ -253,3 +254,84 @@ UNSHARED = [a_fresh_array, the_items_of_an_unshared_dict, an_item_of_an_unshared
 @pytest.mark.parametrize("fn", UNSHARED, ids=lambda f: f.__name__)
 def test_an_update_nothing_else_sees_is_differentiated(fn):
     check_grad(fn, (X.copy(),), eager=fn is not rows_updated_in_an_array)
+
+
+# --- writes (x[i] = v) into memory shared other than by one view or copy ------------
+
+def a_write_through_a_view_of_a_view(x):
+    b = x * 1.0
+    a = b[1:]
+    c = a[:1]
+    c[0] = 5.0
+    return np.sum(b * x)
+
+
+def a_write_seen_through_a_view_of_a_view(x):
+    b = x * 1.0
+    a = b[::-1]
+    c = a.reshape(3, 1)
+    b[0] = 7.0
+    return np.sum(c[:, 0] * x)
+
+
+def a_write_through_a_copy_of_a_copy(x):
+    b = x * 1.0
+    a = b
+    c = a
+    c[1] = 3.0
+    return np.sum(b * x)
+
+
+def a_write_into_an_item_of_a_list(x):
+    y = x * 1.0
+    xs = [y]
+    t = xs[0]
+    t[1] = 5.0
+    return np.sum(y * x)
+
+
+def a_write_into_what_a_helper_returns(x):
+    y = x * 1.0
+    t = first([y])
+    t[0] = 7.0
+    return np.sum(y * x)
+
+
+def a_write_into_an_array_a_list_holds(x):
+    y = x * 1.0
+    xs = [y]
+    y[2] = 4.0
+    return np.sum(xs[0] * x)
+
+
+WRITES = [a_write_through_a_view_of_a_view, a_write_seen_through_a_view_of_a_view,
+          a_write_through_a_copy_of_a_copy, a_write_into_an_item_of_a_list,
+          a_write_into_what_a_helper_returns, a_write_into_an_array_a_list_holds]
+
+
+@pytest.mark.parametrize("fn", WRITES, ids=lambda f: f.__name__)
+def test_a_write_another_name_sees_is_refused(fn):
+    with pytest.raises(sd.CompileError, match="memory that two values share"):
+        sd.grad(fn)(X)
+
+
+def a_slot_of_a_list_replaced(x):
+    y = x * 2.0
+    xs = [y, x]
+    xs[0] = xs[0] * 3.0
+    return np.sum(xs[0] * y)
+
+
+def a_buffer_and_its_rows(x):
+    out = np.zeros((4, 3))
+    out[0] = x
+    for t in range(3):
+        h = out[t]
+        out[t + 1] = np.sin(h) * x
+    return np.sum(out ** 2)
+
+
+@pytest.mark.parametrize("fn", [a_slot_of_a_list_replaced, a_buffer_and_its_rows],
+                         ids=lambda f: f.__name__)
+def test_a_write_nothing_else_sees_is_differentiated(fn):
+    check_grad(fn, (X.copy(),), eager=fn is a_slot_of_a_list_replaced)

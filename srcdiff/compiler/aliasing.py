@@ -356,15 +356,57 @@ def check_updates(facts, depths, source_map, aliases):
                 continue  # an array: c[k] += v is c[k] = c[k] + v in NumPy too
             others = (joined.get(c, {c}) - same.get(c, {c})
                       - set(getattr(s, "update_temps", ())))
-        others = {n for n in others - facts.numbers if _bound_before(facts, n, s)}
-        after = _read_after(facts, s, others)
-        if after:
-            raise source_map.error(
-                s, f"this updates an array in place, and '{sorted(after)[0]}', which may "
-                   "share it, is read after: the compiler cannot follow a write into "
-                   "memory that two values share",
-                hint="Write the update as a new value (t = t + v), or take a copy "
-                     "(t = t.copy()) before updating it.")
+        _refuse_stale_reads(facts, s, others, source_map, "this updates an array in place",
+                            "Write the update as a new value (t = t + v), or take a copy "
+                            "(t = t.copy()) before updating it.")
+
+
+def _refuse_stale_reads(facts, s, others, source_map, what, hint):
+    """Refuse the write ``s`` if one of ``others`` (names that may share the memory it
+    writes), bound before it, is read after it: that read would see the change in
+    Python and not in the generated code."""
+    others = {n for n in others - facts.numbers if _bound_before(facts, n, s)}
+    after = _read_after(facts, s, others)
+    if after:
+        raise source_map.error(
+            s, f"{what}, and '{sorted(after)[0]}', which may share its memory, is read "
+               "after: the compiler cannot follow a write into memory that two values share",
+            hint=hint)
+
+
+def check_shared_writes(facts, depths, source_map, aliases):
+    """Refuse a write into an array (``x[i] = v``) when a name that may share its memory
+    other than by one view or copy of it is read after the write (``check_views`` follows
+    those, statement by statement): a view of a view, a copy of a copy, a container
+    holding the array or an item of one (``xs = [y]; t = xs[0]; t[1] = v``), what a
+    user function returns of it.  The join is flow-insensitive (see check_updates),
+    and a write into a slot of a list or dict changes no array."""
+    writes = [s for s in facts.assigns if isinstance(s.targets[0], gast.Subscript)]
+    if not writes:
+        return
+    joined, _, _ = _holding(facts, aliases)
+    direct = _direct_views(facts)
+    slots = set(depths) | facts.packs
+    for s in writes:
+        w = s.targets[0].value.id
+        if w in slots:
+            continue
+        _refuse_stale_reads(facts, s, joined.get(w, {w}) - {w} - direct.get(w, set()),
+                            source_map, "this writes into an array",
+                            "Take a copy where the array is shared (.copy()), or read it "
+                            "before the write.")
+
+
+def _direct_views(facts):
+    """name -> the names one view or copy links it with (the pairs check_views follows)."""
+    found = {}
+    for s in facts.assigns:
+        if isinstance(s.targets[0], gast.Name):
+            base = _viewed(s.value, facts.ops[id(s)])
+            if base is not None:
+                found.setdefault(base, set()).add(s.targets[0].id)
+                found.setdefault(s.targets[0].id, set()).add(base)
+    return found
 
 
 def _bound_before(facts, name, s):
@@ -400,6 +442,15 @@ def returned_aliases(facts, outputs, aliases):
     return tuple(k for k, p in enumerate(facts.params) if p in shared)
 
 
+def _held_names(node):
+    """The names an argument passes whole: itself, or those in a literal ``[a, (b, c)]``."""
+    if isinstance(node, gast.Name):
+        return [node.id]
+    if isinstance(node, (gast.List, gast.Tuple)):
+        return [n for e in node.elts for n in _held_names(e)]
+    return []
+
+
 def _holding(facts, aliases):
     """({name: the names that may share an object with it}, {name: the names that are
     the same object by copies alone}, {name: the containers that may hold it}); the
@@ -414,8 +465,8 @@ def _holding(facts, aliases):
     for s in facts.assigns:
         target, op = s.targets[0], facts.ops[id(s)]
         if op.kind is Kind.CALL:  # a user function's result: the arguments it may return
-            inputs = [op.inputs[k].id for k in aliases.get(id(s), range(len(op.inputs)))
-                      if k < len(op.inputs) and isinstance(op.inputs[k], gast.Name)]
+            inputs = [n for k in aliases.get(id(s), range(len(op.inputs)))
+                      if k < len(op.inputs) for n in _held_names(op.inputs[k])]
             for n in target_names(target) if isinstance(target, (gast.Name, gast.Tuple)) else ():
                 for a in inputs:
                     join(joined, n, a)
@@ -427,7 +478,7 @@ def _holding(facts, aliases):
             continue
         if not isinstance(target, gast.Name):
             continue
-        inputs = [a.id for a in op.inputs if isinstance(a, gast.Name)]
+        inputs = [n for a in op.inputs for n in _held_names(a)]
         if op.kind is Kind.COPY and inputs:
             join(same, target.id, inputs[0])
             join(joined, target.id, inputs[0])

@@ -22,7 +22,7 @@ import gast
 from . import checks
 from . import syntax as S
 from .aliasing import (check_call_writes, check_effects, check_updates, check_views,
-                       returned_aliases, written_names)
+                       check_shared_writes, returned_aliases, written_names)
 from .analysis import Describer, activity, adjoint_inputs, check_modelled, varied_names
 from .backward import Backward
 from .bare_shapes import bare_shapes
@@ -334,6 +334,7 @@ def reverse(parsed, body, wrt, names, refs, compile_call, scalar_params, param_d
     writes, aliases = callee_writes(facts, calls, compile_call, depths)
     check_call_writes(facts, writes, varied, active, source_map)
     check_updates(facts, depths, source_map, aliases)
+    check_shared_writes(facts, depths, source_map, aliases)
     depths, mixed = container_depths(facts, param_depths, source_map, {
         k: unit.depth for k, (unit, _) in calls.items() if getattr(unit, "depth", 0)})
     check_one_kind(facts, mixed & active, source_map)
