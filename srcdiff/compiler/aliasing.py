@@ -22,10 +22,12 @@ of a number, or an element of an array of known rank, makes no pair to follow.
 import operator
 
 import gast
+import numpy as np
 
-from ..rules import traits_of
+from ..rules import containers, traits_of
 from . import syntax as S
 from .analysis import Kind, target_names
+from .containers import definite
 
 
 def check_views(facts, source_map):
@@ -309,3 +311,183 @@ class _Pair:
                "two values share",
             hint="Take a copy where the view is made (.copy()), or read the view before "
                  "the write.")
+
+
+# ---------------------------------------------------------------- in-place updates
+
+# Calls whose result is, or holds, the very objects they are given (not copies of
+# their data): a container of the items, an item, the array itself.
+_HOLDERS = frozenset([list, tuple, dict, sorted, max, min, np.asarray, np.asanyarray,
+                      containers.append, containers.join_lists, containers.field])
+
+
+def check_updates(facts, depths, source_map, aliases):
+    """Refuse an in-place update whose change another name would see in Python but
+    not in the generated code, which rebinds: ``t += v`` (any ``op=``) on a name not
+    known to hold a number, and ``c[k] += v`` on a container ``c`` (an array item of
+    a list or dict is updated in place, and the container only gets it back).
+
+    Names may share an object through copies, views, items read out of a container
+    or an array (``t = xs[i]``, ``for t in xs``), and containers and what they hold
+    (``[a, b]``, ``list(xs)``, ``max(xs)``, ``xs.append(v)``); this join is
+    flow-insensitive, so it errs towards refusing.  An update is refused if a name
+    that may share the updated object, and is bound before it (or in a loop around
+    both), is read after it or in a loop around both.  Names bound only after it
+    read what they hold after it too; ``c`` itself and its copies get the item back;
+    a list extended in place (``xs += [v]``) changes no item, only what holds it.
+    ``aliases``: id(call of a user function) -> the positions of the arguments its
+    result may share objects with (callee_writes)."""
+    updates = [s for s in facts.assigns if getattr(s, "in_place", False)]
+    if not updates:
+        return
+    joined, same, holders = _holding(facts, aliases)
+    containers_ = definite(depths) | facts.packs
+    for s in updates:
+        target = s.targets[0]
+        if isinstance(target, gast.Name):
+            t = target.id
+            if t in facts.numbers:
+                continue  # += on a number rebinds it in Python too
+            others = (_upwards(t, same, holders) if t in containers_
+                      else joined.get(t, {t})) - {t}
+        else:
+            c = target.value.id
+            if c not in set(depths) | facts.packs:
+                continue  # an array: c[k] += v is c[k] = c[k] + v in NumPy too
+            others = (joined.get(c, {c}) - same.get(c, {c})
+                      - set(getattr(s, "update_temps", ())))
+        _refuse_stale_reads(facts, s, others, source_map, "this updates an array in place",
+                            "Write the update as a new value (t = t + v), or take a copy "
+                            "(t = t.copy()) before updating it.")
+
+
+def _refuse_stale_reads(facts, s, others, source_map, what, hint):
+    """Refuse the write ``s`` if one of ``others`` (names that may share the memory it
+    writes), bound before it, is read after it: that read would see the change in
+    Python and not in the generated code."""
+    others = {n for n in others - facts.numbers if _bound_before(facts, n, s)}
+    after = _read_after(facts, s, others)
+    if after:
+        raise source_map.error(
+            s, f"{what}, and '{sorted(after)[0]}', which may share its memory, is read "
+               "after: the compiler cannot follow a write into memory that two values share",
+            hint=hint)
+
+
+def check_shared_writes(facts, depths, source_map, aliases):
+    """Refuse a write into an array (``x[i] = v``) when a name that may share its memory
+    other than by one view or copy of it is read after the write (``check_views`` follows
+    those, statement by statement): a view of a view, a copy of a copy, a container
+    holding the array or an item of one (``xs = [y]; t = xs[0]; t[1] = v``), what a
+    user function returns of it.  The join is flow-insensitive (see check_updates),
+    and a write into a slot of a list or dict changes no array."""
+    writes = [s for s in facts.assigns if isinstance(s.targets[0], gast.Subscript)]
+    if not writes:
+        return
+    joined, _, _ = _holding(facts, aliases)
+    direct = _direct_views(facts)
+    slots = set(depths) | facts.packs
+    for s in writes:
+        w = s.targets[0].value.id
+        if w in slots:
+            continue
+        _refuse_stale_reads(facts, s, joined.get(w, {w}) - {w} - direct.get(w, set()),
+                            source_map, "this writes into an array",
+                            "Take a copy where the array is shared (.copy()), or read it "
+                            "before the write.")
+
+
+def _direct_views(facts):
+    """name -> the names one view or copy links it with (the pairs check_views follows)."""
+    found = {}
+    for s in facts.assigns:
+        if isinstance(s.targets[0], gast.Name):
+            base = _viewed(s.value, facts.ops[id(s)])
+            if base is not None:
+                found.setdefault(base, set()).add(s.targets[0].id)
+                found.setdefault(s.targets[0].id, set()).add(base)
+    return found
+
+
+def _bound_before(facts, name, s):
+    """Whether ``name`` may hold, at ``s``, a value bound before it: a parameter, or
+    bound before ``s`` or in a loop around both."""
+    bound = [b for b in facts.assigns if name in target_names(b.targets[0])]
+    return not bound or name in facts.params or any(
+        facts.order[id(b)] < facts.order[id(s)] or facts.loops_of[id(b)] & facts.loops_of[id(s)]
+        for b in bound)
+
+
+def _upwards(name, same, holders):
+    """``name``, its copies, and every container that may hold one of them, at any
+    depth."""
+    found, todo = set(), [name]
+    while todo:
+        n = todo.pop()
+        for m in same.get(n, {n}) | holders.get(n, set()):
+            if m not in found:
+                found.add(m)
+                todo.append(m)
+    return found
+
+
+def returned_aliases(facts, outputs, aliases):
+    """The positions of the parameters whose objects the results ``outputs`` may share
+    (one returned as it is, a view of it, an item of it, a container holding it)."""
+    joined = _holding(facts, aliases)[0]
+    shared = set()
+    for out in outputs:
+        if isinstance(out, gast.Name):
+            shared |= joined.get(out.id, {out.id})
+    return tuple(k for k, p in enumerate(facts.params) if p in shared)
+
+
+def _held_names(node):
+    """The names an argument passes whole: itself, or those in a literal ``[a, (b, c)]``."""
+    if isinstance(node, gast.Name):
+        return [node.id]
+    if isinstance(node, (gast.List, gast.Tuple)):
+        return [n for e in node.elts for n in _held_names(e)]
+    return []
+
+
+def _holding(facts, aliases):
+    """({name: the names that may share an object with it}, {name: the names that are
+    the same object by copies alone}, {name: the containers that may hold it}); the
+    first two include the name itself."""
+    joined, same, holders = {}, {}, {}
+
+    def join(groups, a, b):
+        both = groups.get(a, {a}) | groups.get(b, {b})
+        for n in both:
+            groups[n] = both
+
+    for s in facts.assigns:
+        target, op = s.targets[0], facts.ops[id(s)]
+        if op.kind is Kind.CALL:  # a user function's result: the arguments it may return
+            inputs = [n for k in aliases.get(id(s), range(len(op.inputs)))
+                      if k < len(op.inputs) for n in _held_names(op.inputs[k])]
+            for n in target_names(target) if isinstance(target, (gast.Name, gast.Tuple)) else ():
+                for a in inputs:
+                    join(joined, n, a)
+            continue
+        if isinstance(target, gast.Tuple):
+            if op.kind is Kind.SPLIT and isinstance(op.inputs[0], gast.Name):
+                for n in target_names(target):  # the pieces are views
+                    join(joined, n, op.inputs[0].id)
+            continue
+        if not isinstance(target, gast.Name):
+            continue
+        inputs = [n for a in op.inputs for n in _held_names(a)]
+        if op.kind is Kind.COPY and inputs:
+            join(same, target.id, inputs[0])
+            join(joined, target.id, inputs[0])
+        elif op.kind is Kind.PACK or op.kind is Kind.PRIMITIVE and op.fn in _HOLDERS:
+            for n in inputs:
+                join(joined, target.id, n)
+                holders.setdefault(n, set()).add(target.id)
+        else:
+            base = _viewed(s.value, op)
+            if base is not None:
+                join(joined, target.id, base)
+    return joined, same, holders

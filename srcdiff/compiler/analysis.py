@@ -26,6 +26,7 @@ from . import syntax as S
 from .anf import STATIC_ATTRIBUTES
 from .dispatch import Method
 from .errors import InvariantError
+from .runtime import Positions
 
 BINOPS = {gast.Add: np.add, gast.Sub: np.subtract, gast.Mult: np.multiply,
           gast.Div: np.true_divide, gast.Pow: np.power, gast.MatMult: np.matmul,
@@ -142,6 +143,12 @@ class Describer:
         kwargs = {k.arg: k.value for k in node.keywords}
         if getattr(node, "srcdiff_keys", False):  # list(d) of a loop over d.items()
             return NONE
+        if getattr(node, "srcdiff_positions", False):  # the trip count of for x in xs
+            return Op(Kind.NONE, fn=len, forward=Positions(self.source_map.error(
+                node, "this loop runs over the positions of a list, tuple, array, range "
+                      "or str (x = xs[i] for i in range(len(xs)))",
+                hint="Loop over d.keys(), d.values() or d.items() for a dict, and over "
+                     "list(xs) for a set or an iterator.")))
         if getattr(node, "srcdiff_append", False):  # xs.append(v), as xs = append(xs, v)
             op = self.primitive(containers.append, node.args, {}, node,
                                 containers.WHOLE[containers.append])

@@ -168,7 +168,7 @@ class _Anf:
         if isinstance(v, gast.UnaryOp):
             return self.is_atom(v.operand)
         if isinstance(v, gast.Call):
-            return self.is_call(v) or self.is_trip_count(v)
+            return self.is_call(v)
         if isinstance(v, gast.Subscript):
             return self.is_atom(v.value) and self.is_index(v.slice)
         if isinstance(v, gast.Attribute):
@@ -183,12 +183,6 @@ class _Anf:
             isinstance(func, gast.Attribute) and self.is_atom(func.value))
         return callee and all(self.is_argument(a) for a in v.args) and all(
             k.arg is not None and self.is_argument(k.value) for k in v.keywords)
-
-    def is_trip_count(self, v):
-        """``min(len(a), len(b), ...)``: the trip count of ``for x, y in zip(a, b)``."""
-        return _is_named_call(v, "min") and all(
-            _is_named_call(a, "len") and len(a.args) == 1 and self.is_atom(a.args[0])
-            for a in v.args)
 
     def is_argument(self, node):
         """An atom, or a literal tuple or list of arguments (``np.stack([a, b])``)."""

@@ -57,17 +57,22 @@ def split_conversions(body, names, resolve):
                     n.id = new
 
 
-def container_depths(facts, param_depths, call_depths=None):
+def container_depths(facts, param_depths, source_map, call_depths=None):
     """({name: (least, greatest) depth} of the names that may hold containers, the
     names that hold something else somewhere too).  The op of each ``xs + ys`` on
     lists becomes their join (``join_lists``): the describer could not tell.  A name whose least depth is 1 or
     more holds a container wherever it is bound; an item of a dict holding arrays
     and lists may be either (least 0).  ``param_depths`` are the parameters passed
     containers, ``call_depths`` {id(call statement): depth} the calls of user
-    functions known to return one."""
+    functions known to return one.  A name whose containers may nest without bound
+    (``y = [y]``, which each pass of a loop deepens) is refused."""
     depths = dict(param_depths)
     call_depths = call_depths or {}
     leaves = set(facts.params) - set(param_depths)
+    # each assignment adds at most one level to what it is given, unless it is given
+    # its own result: deeper than this, a name holds itself
+    bound = max([hi for _, hi in depths.values()] + list(call_depths.values()) + [0]) \
+        + len(facts.assigns) + 1
 
     def depth(node):
         return depths.get(node.id, (0, 0)) if isinstance(node, gast.Name) else (0, 0)
@@ -85,6 +90,11 @@ def container_depths(facts, param_depths, call_depths=None):
                 continue
             old = depths.get(target.id)
             new = (lo, hi) if old is None else (min(lo, old[0]), max(hi, old[1]))
+            if new[1] > bound:
+                raise source_map.error(s, f"{target.id} holds containers nested without "
+                                          "bound: a list, tuple or dict that holds "
+                                          f"{target.id} itself",
+                                       hint="Give the container a name of its own.")
             if new != old:
                 depths[target.id] = new
                 changed = True

@@ -53,11 +53,12 @@ def resolve_calls(facts, active, feeds, compile_call, names, depths, passed=()):
 
 
 def callee_writes(facts, calls, compile_call, depths):
-    """id(call statement) -> the positions of the arguments the user function it calls
-    may write into (its unit's ``mutated``), for every call: one whose result is not
-    active is compiled with no active argument to learn it, and one that cannot be
-    compiled may write into any of its arguments."""
-    writes = {}
+    """({id(call statement) -> the positions of the arguments the user function it
+    calls may write into (its unit's ``mutated``)}, {the same -> the positions of those
+    its result may share objects with (``aliased``)}), for every call: one whose result
+    is not active is compiled with no active argument to learn them, and one that
+    cannot be compiled may write into, and return, any of its arguments."""
+    writes, aliases = {}, {}
     for s in facts.exprs + facts.assigns:
         op = facts.ops[id(s)]
         if op.kind is not Kind.CALL:
@@ -69,10 +70,11 @@ def callee_writes(facts, calls, compile_call, depths):
                 unit = compile_call(op.fn, (False,) * len(op.inputs),
                                     _kinds(facts, op, depths), s, op.inputs)
             except (CompileError, TypeError):  # TypeError: called with arguments it
-                writes[id(s)] = tuple(range(len(op.inputs)))  # does not take
-                continue
+                writes[id(s)] = aliases[id(s)] = tuple(range(len(op.inputs)))  # does
+                continue                                                   # not take
         writes[id(s)] = tuple(unit.mutated)
-    return writes
+        aliases[id(s)] = tuple(unit.aliased)
+    return writes, aliases
 
 
 def _kinds(facts, op, depths):

@@ -71,6 +71,7 @@ class MethodCall:
         self.wrt = [f"<argument {k}>" for k, a in enumerate(mask) if a]
         # a call with no active input runs as written: it may write into anything
         self.mutated = () if any(mask) else tuple(range(len(mask)))
+        self.aliased = tuple(range(len(mask)))  # unknown until it runs: any of them
         self._slots = {}  # (function, count of inputs) -> where each parameter's value is
         self._lock = threading.Lock()
         from .cache import functions_of  # not at the top: cache.py imports driver.py

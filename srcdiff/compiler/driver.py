@@ -21,7 +21,8 @@ import gast
 
 from . import checks
 from . import syntax as S
-from .aliasing import check_call_writes, check_effects, check_views, written_names
+from .aliasing import (check_call_writes, check_effects, check_updates, check_views,
+                       check_shared_writes, returned_aliases, written_names)
 from .analysis import Describer, activity, adjoint_inputs, check_modelled, varied_names
 from .backward import Backward
 from .bare_shapes import bare_shapes
@@ -182,7 +183,7 @@ def compile_unit(fn, active, scalars, cache, lifted=(), ranks=(), functions=(), 
     dependencies = _dependencies(fn, parsed, live)
     mutated = tuple(i for i, p in enumerate(params) if p in pair.written)
     unit = Unit(name, scope[forward.name], scope[backward.name], source, params, wrt, fn,
-                dependencies, mutated)
+                dependencies, mutated, pair.aliased)
     unit.blocks = blocks  # codegen.Block: the side-by-side view's map (srcdiff/view.py)
     unit.callees = tuple(callee for callee, _ in pair.calls.values())
     unit.unconnected = pair.unconnected
@@ -298,6 +299,7 @@ class Pair:
     depths: dict         # the names holding containers, and how deep (containers.py)
     written: set         # the names whose arrays the body may write into (aliasing.py)
     measured: set        # the values the backward pass only measures (forward.shape_only)
+    aliased: tuple       # the parameters whose objects the result may share (aliasing.py)
     rows: object = None  # (code, result, rows parameter) of the batched backward pass,
                          # or why there is none (asked for ``batched`` only)
 
@@ -326,12 +328,14 @@ def reverse(parsed, body, wrt, names, refs, compile_call, scalar_params, param_d
     namer = Namer(names)
     feeds = adjoint_inputs(facts, active, wrt)
     param_depths = param_depths or {}
-    depths, _ = container_depths(facts, param_depths)
+    depths, _ = container_depths(facts, param_depths, source_map)
     calls, tuples = resolve_calls(facts, active, feeds, compile_call, names, depths,
                                   {**parsed.passed, **parsed.closures})
-    writes = callee_writes(facts, calls, compile_call, depths)
+    writes, aliases = callee_writes(facts, calls, compile_call, depths)
     check_call_writes(facts, writes, varied, active, source_map)
-    depths, mixed = container_depths(facts, param_depths, {
+    check_updates(facts, depths, source_map, aliases)
+    check_shared_writes(facts, depths, source_map, aliases)
+    depths, mixed = container_depths(facts, param_depths, source_map, {
         k: unit.depth for k, (unit, _) in calls.items() if getattr(unit, "depth", 0)})
     check_one_kind(facts, mixed & active, source_map)
     check_fields(facts, tuples, source_map)
@@ -377,7 +381,7 @@ def reverse(parsed, body, wrt, names, refs, compile_call, scalar_params, param_d
     forward_code = forward.body(plan, ret, live, measured, bare)
     pair = Pair(forward_code, code, result, outputs, active, namer, forward.tape_names,
                 forward.consumed(), calls, backward.unconnected, facts, plan, depths,
-                written, measured)
+                written, measured, returned_aliases(facts, outputs, aliases))
     if batched:
         pair.rows = batched_pass(backward, plan, outputs, names.fresh("rows"), live, measured,
                                  adjoints - {namer.adjoint(p) for p in wrt},

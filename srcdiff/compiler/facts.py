@@ -98,7 +98,8 @@ def gather(body, params, scalar_params, describe, param_ranks=None):
     opaque = (set(params) - set(scalar_params)) | unpacked | loop_targets
     known = {**dict(param_ranks or {}), **{n: 0 for n in scalars | ints}}
     ranks = _ranks(by_name, known, opaque - set(known), scalars | ints, ints, ops, loads)
-    numbers = _number_names(by_name, scalars | ints, opaque, ranks, ints, ops, loads)
+    numbers = _number_names(by_name, scalars | ints, opaque, ranks, ints, ops, loads,
+                            _only_indexed(literal_lists - written, in_order))
     frozen = MappingProxyType
     return Facts(
         params=tuple(params), body=body, assigns=tuple(assigns), ops=frozen(ops),
@@ -359,11 +360,37 @@ def _indexed_rank(value, ranks, ints):
     return rank if rank is not None and rank >= 0 else None
 
 
-def _number_names(by_name, fixed, unknown, ranks, ints, ops, loads):
+def _only_indexed(lists, statements):
+    """Those of ``lists`` that every statement reads only as ``xs[...]`` (never whole:
+    not copied, passed, returned nor written into under another name)."""
+    lists = set(lists)
+    for s in statements:
+        if not lists:
+            break
+        if isinstance(s, gast.Assign) and isinstance(s.value, gast.Subscript) and \
+                isinstance(s.value.value, gast.Name):
+            lists -= S.loaded_names(s.value.slice) | S.loaded_names(s.targets[0])
+        elif isinstance(s, gast.Assign) and _is_len(s.value):
+            lists -= S.loaded_names(s.targets[0])
+        elif isinstance(s, (gast.For, gast.While, gast.If)):
+            lists -= S.loaded_names(s.iter if isinstance(s, gast.For) else s.test)
+        else:
+            lists -= S.loaded_names(s)
+    return lists
+
+
+def _is_len(node):
+    return (isinstance(node, gast.Call) and isinstance(node.func, gast.Name)
+            and node.func.id == "len" and len(node.args) == 1 and not node.keywords
+            and isinstance(node.args[0], gast.Name))
+
+
+def _number_names(by_name, fixed, unknown, ranks, ints, ops, loads, literal_lists=()):
     """Names that always hold an immutable number: ``fixed`` (Python numbers and
     ints), full reductions, ``u @ v`` of vectors, an element ``x[i, j]`` of an array
-    of known ndim (a NumPy scalar: a copy), and arithmetic on numbers; never a name
-    bound otherwise than by an assignment (``unknown``)."""
+    of known ndim (a NumPy scalar: a copy), an item of a list only ever bound to
+    literals of numbers and never written into (``literal_lists``), and arithmetic
+    on numbers; never a name bound otherwise than by an assignment (``unknown``)."""
 
     def number(s, names):
         value, op = s.value, ops[id(s)]
@@ -372,6 +399,11 @@ def _number_names(by_name, fixed, unknown, ranks, ints, ops, loads):
         if isinstance(value, gast.Constant):
             return _atom_rank(value, {}) == 0
         if isinstance(value, gast.Subscript):
+            held = getattr(value.value, "id", None)
+            if held in literal_lists and not isinstance(value.slice, gast.Slice):
+                return all(isinstance(e, gast.Constant) and _atom_rank(e, {}) == 0
+                           or getattr(e, "id", None) in names
+                           for b in by_name[held] for e in b.value.elts)
             return _indexed_rank(value, ranks, ints) == 0
         fn, traits = op.fn, traits_of(op.fn)
         if op.kind is Kind.NONE or traits.number or from_math(fn):
@@ -387,4 +419,5 @@ def _number_names(by_name, fixed, unknown, ranks, ints, ops, loads):
             for a in op.inputs)
 
     names = set(fixed) | (set(by_name) - unknown)
-    return greatest(names, names - set(fixed), by_name, {}, number, loads)
+    items = {xs: [b.value for b in by_name[xs]] for xs in literal_lists}  # xs[i] reads them
+    return greatest(names, names - set(fixed), by_name, items, number, loads)

@@ -29,7 +29,6 @@ The output grammar (``checks.check_anf`` checks exactly this)::
                | atom '[' index ']' | atom '.' attr | '(' atom, ... ')' | '[' atom, ... ']'
                | condition                          (comparison, and/or/not: kept whole)
                | comprehension, dict, set, f-string (kept whole)
-               | 'min(len(' atom '), ...)'          (the trip count of a loop over zip)
     call      := (name | atom '.' attr) '(' arg, ..., kw '=' arg, ... ')'
     arg       := atom | '(' arg, ... ')' | '[' arg, ... ']'
     index     := atom | [atom] ':' [atom] [':' atom] | index, ...
@@ -148,12 +147,15 @@ class Normalizer(ExpressionLowering):
     def stmt_AugAssign(self, s):
         target = s.target
         load = _as_load(target)
+        start = len(self.out)
         self.stmt_Assign(gast.copy_location(gast.Assign(
             targets=[target], value=gast.BinOp(left=load, op=s.op, right=s.value),
             type_comment=None), s))
-        if isinstance(target, gast.Name):
-            # NumPy updates an array in place: names sharing it change too (aliasing.py)
-            self.out[-1].in_place = True
+        # NumPy updates an array in place: names sharing it change too (aliasing.py);
+        # so does an array item of a container in c[k] += v, before c gets it back
+        self.out[-1].in_place = True
+        if isinstance(target, gast.Subscript):
+            self.out[-1].update_temps = S.assigned_names(self.out[start:-1])
 
     def stmt_AnnAssign(self, s):
         if s.value is not None:
@@ -335,11 +337,14 @@ class Normalizer(ExpressionLowering):
             index = self.names.fresh("i")
         else:
             index = counter.id
-        lengths = [gast.Call(func=S.name("len"), args=[q], keywords=[]) for q in seqs]
-        length = lengths[0] if len(lengths) == 1 else gast.Call(
-            func=S.name("min"), args=lengths, keywords=[])
-        n = self.names.fresh("n")
-        self.emit(S.assign(n, length), s)
+        lengths = []
+        for q in seqs:  # each checked on its own (runtime.Positions)
+            lengths.append(S.name(self.names.fresh("n")))
+            self.emit(S.assign(lengths[-1].id, _positions(q, s.iter)), s)
+        n = lengths[0].id
+        if len(lengths) > 1:
+            n = self.names.fresh("n")
+            self.emit(S.assign(n, gast.Call(func=S.name("min"), args=lengths, keywords=[])), s)
         head = []
         for t, q in zip(targets, seqs):
             head.append(gast.copy_location(gast.Assign(
@@ -397,8 +402,9 @@ class Normalizer(ExpressionLowering):
             return None
         seq = self.atom(inner, "seq")
         at = self.names.fresh("i")
-        last = gast.BinOp(left=gast.Call(func=S.name("len"), args=[seq], keywords=[]),
-                          op=gast.Sub(), right=S.const(1))
+        n = self.names.fresh("n")
+        self.emit(S.assign(n, _positions(seq, inner)), s)
+        last = gast.BinOp(left=S.name(n), op=gast.Sub(), right=S.const(1))
         head = copy_location(gast.Assign(targets=[s.target], type_comment=None, value=(
             gast.Subscript(value=seq, slice=S.name(at), ctx=gast.Load()))), s)
         return gast.For(target=S.name(at, gast.Store()), iter=gast.Call(
@@ -412,6 +418,14 @@ class Normalizer(ExpressionLowering):
             return S.name(fresh)
         return bound
 
+
+
+def _positions(seq, at):
+    """``len(seq)`` for a loop over the positions of ``seq``: it checks, when it runs,
+    that positions give what iterating ``seq`` gives (runtime.Positions)."""
+    call = copy_location(gast.Call(func=S.name("len"), args=[seq], keywords=[]), at)
+    call.srcdiff_positions = True
+    return call
 
 
 # An elif chain nests one block per arm in the generated code, since each condition is

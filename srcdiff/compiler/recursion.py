@@ -33,6 +33,7 @@ class Recursive:
         self.wrt = [params[k] if k < len(params) else f"<argument {k}>"
                     for k, a in enumerate(active) if a]
         self.mutated = ()       # assumed, checked by resolve
+        self.aliased = tuple(range(len(active)))  # not known while it compiles: any
         self.unconnected = ()   # assumed, checked by resolve
         self.unit = None        # the unit, once built
         self.called = False     # whether a call was compiled against the assumptions

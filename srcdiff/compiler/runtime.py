@@ -121,3 +121,26 @@ def spare(out, *others):
                 n != 1 and n != m for n, m in zip(a.shape[::-1], shape[::-1]))):
             return None
     return out
+
+
+class Positions:
+    """``len(xs)`` of a loop run by position (``for x in xs`` as ``x = xs[i]`` for
+    ``i`` in ``range(len(xs))``, normalize.py): exact where indexing by position gives
+    the items iteration gives, in order (a list, tuple, array, range or str).  Anything
+    else is refused when the loop is reached: a dict iterates over its keys, a set or
+    an iterator has no positions.  ``error`` is the CompileError to raise, made where
+    the loop is compiled (its file, line and caret)."""
+
+    __slots__ = ("error",)
+    __name__ = "loop_length"  # as generated code calls it
+    POSITIONAL = (list, tuple, np.ndarray, range, str)
+
+    def __init__(self, error):
+        self.error = error
+
+    def __call__(self, xs):
+        if isinstance(xs, self.POSITIONAL) and not isinstance(xs, np.generic):
+            return len(xs)
+        e = self.error
+        raise type(e)(f"{e.message}, not a {type(xs).__name__}", e.filename, e.lineno,
+                      e.col, e.line, e.hint)

@@ -32,12 +32,12 @@ from .errors import CompileError
 
 class Unit:
     __slots__ = ("name", "forward", "backward", "source", "blocks", "params", "wrt", "_fn",
-                 "dependencies", "mutated", "callees", "unconnected", "several",
+                 "dependencies", "mutated", "aliased", "callees", "unconnected", "several",
                  "depth", "filename", "specialised", "backward_rows", "not_batched",
                  "backward_spent", "lean", "seed", "__weakref__")
 
     def __init__(self, name, forward, backward, source, params, wrt, fn, dependencies,
-                 mutated=()):
+                 mutated=(), aliased=()):
         self.name = name
         self.forward = forward
         self.backward = backward
@@ -47,6 +47,7 @@ class Unit:
         self._fn = weakref.ref(fn)    # weak: the cache must not keep a function alive
         self.dependencies = dependencies  # (namespace or cell, name, object) the code was built on
         self.mutated = mutated        # indices of parameters the function writes into
+        self.aliased = aliased        # indices of parameters its result may share objects with
         self.blocks = ()              # where each source line's adjoint block lies in source
         self.callees = ()             # the compiled units of the functions it calls
         self.unconnected = ()         # active parameters the result does not depend on

@@ -236,10 +236,12 @@ def from_array(g, x):
     return np.reshape(g, np.shape(x))
 
 
-def copied(g, xs):
-    """The adjoint of ``xs`` from that of ``list(xs)``, ``tuple(xs)`` or ``dict(xs)``:
-    item for item (the keys of a dict, as a list, have none; an array's rows are
-    its items)."""
+def copied(g, xs, keyed=False):
+    """The adjoint of ``xs`` from that of ``list(xs)``, ``tuple(xs)`` or (``keyed``)
+    ``dict(xs)``: item for item (an array's rows are its items); a dict's keys, which
+    ``list(d)`` and ``tuple(d)`` hold, have none, whatever they are."""
+    if isinstance(xs, dict) and not keyed:
+        return Items(xs)
     held = dict(as_items(g, list(xs) if isinstance(xs, np.ndarray) else xs).held()
                 if not isinstance(g, Items) else g.held())
     if isinstance(xs, np.ndarray):
@@ -343,7 +345,7 @@ WHOLE = {
                      "numpy.asarray"),
     list: Rule(list, [lambda g, ans, iterable: copied(g, iterable)], "list"),
     tuple: Rule(tuple, [lambda g, ans, iterable: copied(g, iterable)], "tuple"),
-    dict: Rule(dict, [lambda g, ans, iterable: copied(g, iterable)], "dict"),
+    dict: Rule(dict, [lambda g, ans, iterable: copied(g, iterable, True)], "dict"),
     max: Rule(max, [lambda g, ans, iterable: picked(g, ans, iterable)], "max"),
     sorted: Rule(sorted, [lambda g, ans, iterable, reverse=False: unsorted(
         g, ans, iterable, reverse)], "sorted"),
