@@ -334,16 +334,16 @@ class _CompiledCall(Rule):
         (Rule's ``once``), in the common case (a single result, each tape input the
         input of its position, every one asked for active); else None, for the
         general ``joint``."""
+        if self.part is not None or not self.direct:
+            return None
         value = self.value
         kind = type(value)
         if kind in _FLOAT64S:  # the adjoint of a number is a number (see _as_number)
             g = _ONE
-        elif kind is np.ndarray and self.part is None:
+        elif kind is np.ndarray:
             g = np.empty(value.shape, value.dtype)  # np.ones, without its Python layers
             g.fill(1)
         else:
-            return None
-        if not self.direct:
             return None
         args = self.tape_inputs
         positions, others = _POSITIONS.get(self.active) or _positions(self.active)
