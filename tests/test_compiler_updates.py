@@ -335,3 +335,32 @@ def a_buffer_and_its_rows(x):
                          ids=lambda f: f.__name__)
 def test_a_write_nothing_else_sees_is_differentiated(fn):
     check_grad(fn, (X.copy(),), eager=fn is a_slot_of_a_list_replaced)
+
+
+# --- t += v on a name the compiler cannot prove a number: checked when it runs ------
+
+def scaled(a):
+    return a * 2.0
+
+
+def an_item_of_a_helpers_result(x):
+    y = scaled(x)       # its rank is not known when compiled: y[0] may be a row
+    t = y[0]
+    t += np.sum(y)
+    return t * np.sum(y)
+
+
+def test_an_update_of_what_may_be_a_number_runs_when_it_is_one():
+    check_grad(an_item_of_a_helpers_result, (X.copy(),))
+
+
+def test_an_update_of_what_may_be_a_number_is_refused_when_it_is_an_array():
+    m = np.outer(X, X)
+    assert not np.allclose(an_item_of_a_helpers_result(m.copy()),
+                           _rebinding(an_item_of_a_helpers_result, m))
+    with pytest.raises(sd.CompileError, match="updates an array in place"):
+        sd.grad(lambda_free_sum)(m)
+
+
+def lambda_free_sum(m):
+    return np.sum(an_item_of_a_helpers_result(m))

@@ -336,10 +336,15 @@ def check_updates(facts, depths, source_map, aliases):
     read what they hold after it too; ``c`` itself and its copies get the item back;
     a list extended in place (``xs += [v]``) changes no item, only what holds it.
     ``aliases``: id(call of a user function) -> the positions of the arguments its
-    result may share objects with (callee_writes)."""
+    result may share objects with (callee_writes).
+
+    ``t += v`` on a name that may hold a number is refused only when it runs with an
+    array (or another mutable value) in ``t``: returns {id(update): the CompileError}
+    for the forward pass to check (runtime.Unshared)."""
     updates = [s for s in facts.assigns if getattr(s, "in_place", False)]
+    checks = {}
     if not updates:
-        return
+        return checks
     joined, same, holders = _holding(facts, aliases)
     containers_ = definite(depths) | facts.packs
     for s in updates:
@@ -348,30 +353,41 @@ def check_updates(facts, depths, source_map, aliases):
             t = target.id
             if t in facts.numbers:
                 continue  # += on a number rebinds it in Python too
-            others = (_upwards(t, same, holders) if t in containers_
-                      else joined.get(t, {t})) - {t}
+            if t not in containers_:
+                error = _stale_reads(facts, s, joined.get(t, {t}) - {t}, source_map,
+                                     "this updates an array in place", _UPDATE_HINT)
+                if error is not None:
+                    checks[id(s)] = error
+                continue
+            others = _upwards(t, same, holders) - {t}
         else:
             c = target.value.id
             if c not in set(depths) | facts.packs:
                 continue  # an array: c[k] += v is c[k] = c[k] + v in NumPy too
             others = (joined.get(c, {c}) - same.get(c, {c})
                       - set(getattr(s, "update_temps", ())))
-        _refuse_stale_reads(facts, s, others, source_map, "this updates an array in place",
-                            "Write the update as a new value (t = t + v), or take a copy "
-                            "(t = t.copy()) before updating it.")
+        error = _stale_reads(facts, s, others, source_map, "this updates an array in place",
+                             _UPDATE_HINT)
+        if error is not None:
+            raise error
+    return checks
 
 
-def _refuse_stale_reads(facts, s, others, source_map, what, hint):
-    """Refuse the write ``s`` if one of ``others`` (names that may share the memory it
-    writes), bound before it, is read after it: that read would see the change in
-    Python and not in the generated code."""
+_UPDATE_HINT = ("Write the update as a new value (t = t + v), or take a copy (t = t.copy()) "
+                "before updating it.")
+
+
+def _stale_reads(facts, s, others, source_map, what, hint):
+    """The CompileError for the write ``s`` if one of ``others`` (names that may share
+    the memory it writes), bound before it, is read after it (that read would see the
+    change in Python and not in the generated code), else None."""
     others = {n for n in others - facts.numbers if _bound_before(facts, n, s)}
     after = _read_after(facts, s, others)
-    if after:
-        raise source_map.error(
-            s, f"{what}, and '{sorted(after)[0]}', which may share its memory, is read "
-               "after: the compiler cannot follow a write into memory that two values share",
-            hint=hint)
+    if not after:
+        return None
+    return source_map.error(
+        s, f"{what}, and '{sorted(after)[0]}', which may share its memory, is read after: "
+           "the compiler cannot follow a write into memory that two values share", hint=hint)
 
 
 def check_shared_writes(facts, depths, source_map, aliases):
@@ -391,10 +407,12 @@ def check_shared_writes(facts, depths, source_map, aliases):
         w = s.targets[0].value.id
         if w in slots:
             continue
-        _refuse_stale_reads(facts, s, joined.get(w, {w}) - {w} - direct.get(w, set()),
-                            source_map, "this writes into an array",
-                            "Take a copy where the array is shared (.copy()), or read it "
-                            "before the write.")
+        error = _stale_reads(facts, s, joined.get(w, {w}) - {w} - direct.get(w, set()),
+                             source_map, "this writes into an array",
+                             "Take a copy where the array is shared (.copy()), or read it "
+                             "before the write.")
+        if error is not None:
+            raise error
 
 
 def _direct_views(facts):

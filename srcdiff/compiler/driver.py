@@ -333,7 +333,7 @@ def reverse(parsed, body, wrt, names, refs, compile_call, scalar_params, param_d
                                   {**parsed.passed, **parsed.closures})
     writes, aliases = callee_writes(facts, calls, compile_call, depths)
     check_call_writes(facts, writes, varied, active, source_map)
-    check_updates(facts, depths, source_map, aliases)
+    updates = check_updates(facts, depths, source_map, aliases)
     check_shared_writes(facts, depths, source_map, aliases)
     depths, mixed = container_depths(facts, param_depths, source_map, {
         k: unit.depth for k, (unit, _) in calls.items() if getattr(unit, "depth", 0)})
@@ -343,7 +343,7 @@ def reverse(parsed, body, wrt, names, refs, compile_call, scalar_params, param_d
     sequences = facts.packs | tuples | definite(depths)
     replay = Replay(calls)
     written = written_names(facts, writes)
-    forward = Forward(facts, replay, refs, written)
+    forward = Forward(facts, replay, refs, written, updates)
     contributions = Contributions(facts, feeds, sequences, calls, refs, namer, source_map)
     backward = Backward(facts, active, wrt, sequences, contributions, replay, namer,
                         source_map, forward.computation,

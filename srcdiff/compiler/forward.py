@@ -22,11 +22,11 @@ from .analysis import Kind, target_names
 from .dispatch import MethodCall
 from .plan import restored_elements
 from .release import delete, insert_after, release_points
-from .runtime import UNBOUND, shape_of, snapshot, unbound
+from .runtime import UNBOUND, Unshared, shape_of, snapshot, unbound
 
 
 class Forward:
-    def __init__(self, facts, replay, refs, written):
+    def __init__(self, facts, replay, refs, written, updates=None):
         self.facts = facts
         self.replay = replay
         self.refs = refs
@@ -35,6 +35,7 @@ class Forward:
         self.measured = frozenset()  # values the backward pass only measures
         self.bare = frozenset()  # of those, the arrays kept as their bare shapes
         self.guards = {}  # id(statement) -> names it reads that may still be UNBOUND
+        self.updates = updates or {}  # id(t += v) -> its CompileError if t is an array
         self.tape_names = []
 
     def body(self, plan, ret, live, measured, bare=frozenset()):
@@ -120,9 +121,15 @@ class Forward:
         return self.guarded(s) + self._stmt(s)
 
     def guarded(self, s):
-        """Checks that the names ``s`` reads are bound, where they may not be."""
-        return [_guard(name, self.unbound, self.refs.bind(unbound, "unbound"))
-                for name in self.guards.get(id(s), ())]
+        """Checks that the names ``s`` reads are bound, where they may not be, and that
+        an update ``t += v`` others may see is of a number (aliasing.check_updates)."""
+        checks = [_guard(name, self.unbound, self.refs.bind(unbound, "unbound"))
+                  for name in self.guards.get(id(s), ())]
+        if id(s) in self.updates:
+            checks.append(gast.Expr(value=gast.Call(
+                func=self.refs.bind(Unshared(self.updates[id(s)]), "unshared"),
+                args=[S.name(s.targets[0].id)], keywords=[])))
+        return checks
 
     def _stmt(self, s):
         plan = self.plan

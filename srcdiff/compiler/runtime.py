@@ -1,5 +1,6 @@
 """Helpers that generated code calls besides the rules' own."""
 import math
+import numbers
 import operator
 
 import numpy as np
@@ -144,3 +145,23 @@ class Positions:
         e = self.error
         raise type(e)(f"{e.message}, not a {type(xs).__name__}", e.filename, e.lineno,
                       e.col, e.line, e.hint)
+
+
+class Unshared:
+    """Checks, before ``t += v`` runs as ``t = t + v``, that ``t`` holds a value the two
+    agree on: an immutable number (or str, tuple), which ``+=`` rebinds in Python too.
+    An array (or list, dict) would change in place, under the other names that may
+    share it (aliasing.check_updates): ``error``, made where it was compiled, is
+    raised."""
+
+    __slots__ = ("error",)
+    __name__ = "unshared"  # as generated code calls it
+    IMMUTABLE = (numbers.Number, np.generic, str, tuple, frozenset)
+
+    def __init__(self, error):
+        self.error = error
+
+    def __call__(self, value):
+        if not isinstance(value, self.IMMUTABLE):
+            e = self.error
+            raise type(e)(e.message, e.filename, e.lineno, e.col, e.line, e.hint)
