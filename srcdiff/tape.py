@@ -5,11 +5,12 @@ arrays behind them, its keywords and the Tensor it produced, laid out by arity s
 that a call of one or two inputs makes one tuple, not three (see ``_fields``):
 ``(rule, a, x, out)``, ``(rule, a, b, x, y, out)`` without keywords, else
 ``(rule, args, raw, kwargs, out)``.  The backward walk visits the records in
-reverse and calls each input's vjp.  When another tape is recording at that moment the vjps run on the Tensors themselves, so the gradient
-computation is recorded in turn: that is how nested tapes give higher
-derivatives.  Otherwise they run on the raw arrays, which is the fast path.
-A tape used once, with large values, first turns its records into entries that keep
-only the values their rules read (``_slim``), so the others are freed before the walk.
+reverse and calls each input's vjp.  When another tape is recording at that moment
+the vjps run on the Tensors themselves, so the gradient computation is recorded in
+turn: that is how nested tapes give higher derivatives.  Otherwise they run on the
+raw arrays, which is the fast path.  A tape used once, with large values, first turns
+its records into entries that keep only the values their rules read (``_slim``), so
+the others are freed before the walk.
 """
 import contextlib
 import enum
