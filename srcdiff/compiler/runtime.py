@@ -142,9 +142,7 @@ class Positions:
     def __call__(self, xs):
         if isinstance(xs, self.POSITIONAL) and not isinstance(xs, np.generic):
             return len(xs)
-        e = self.error
-        raise type(e)(f"{e.message}, not a {type(xs).__name__}", e.filename, e.lineno,
-                      e.col, e.line, e.hint)
+        raise _anew(self.error, f"{self.error.message}, not a {type(xs).__name__}")
 
 
 class Unshared:
@@ -163,5 +161,11 @@ class Unshared:
 
     def __call__(self, value):
         if not isinstance(value, self.IMMUTABLE):
-            e = self.error
-            raise type(e)(e.message, e.filename, e.lineno, e.col, e.line, e.hint)
+            raise _anew(self.error, self.error.message)
+
+
+def _anew(error, message):
+    """A fresh CompileError like ``error`` (made where the code was compiled: its file,
+    line and caret) saying ``message``: each failing run raises one of its own."""
+    return type(error)(message, error.filename, error.lineno, error.col, error.line,
+                       error.hint)
