@@ -30,6 +30,13 @@ def run_compiled(name, forward, args):
     tapes = STATE.tapes
     if not tapes:  # nothing to tell
         return forward(*args)
+    if len(tapes) == 1:  # the common case, without the lists
+        tape = tapes[0]
+        was, tape._compiled = tape._compiled, name
+        try:
+            return forward(*args)
+        finally:
+            tape._compiled = was
     told = tuple(tapes)
     before = [tape._compiled for tape in told]  # an outer run's, to restore
     for tape in told:

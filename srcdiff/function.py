@@ -212,7 +212,7 @@ class _CompiledCall(Rule):
         self._owners = None
         if lead is not None:  # the Tensors first, the others ndarrays and numbers
             self.tape_inputs = inputs[:lead] if lead < len(inputs) else inputs
-            self.tape_values = tuple(raw[:lead] if lead < len(raw) else raw)
+            self.tape_values = raw[:lead] if lead < len(raw) else raw
             self.direct = True  # each tape input the input of its position
             return
         owners = []
@@ -722,13 +722,12 @@ def _activity(inputs, tapes):
     plain = []
     count = len(inputs)
     if len(tapes) == 1:  # the common case: the leading Tensors, against one tape's set
-        tracked = tapes[0]._tape.tracked
+        tracked = tapes[0]._tape.tracked  # (of floating values only)
         for v in inputs:
             if type(v) is not Tensor:
                 break
-            value = v._value
-            plain.append(value)
-            active.append(id(v) in tracked and value.dtype.kind in "fc")
+            plain.append(v._value)
+            active.append(id(v) in tracked)
         if len(plain) == count:
             return tuple(active), plain, count
     lead = None  # the position of the first input not a Tensor

@@ -53,7 +53,9 @@ class _Records:
 
     def __init__(self):
         self.records = []
-        self.tracked = set()   # ids of watched values and of results computed from them
+        # ids of watched values and of results computed from them: floating (or complex)
+        # ones only, as no gradient reaches others
+        self.tracked = set()
         self.watched = []      # keeps watched Tensors alive, so their ids stay theirs
         self.variables = {}    # watched Variables by construction order
         # Whether a complex value was watched or recorded: only then does the
@@ -284,20 +286,20 @@ class GradientTape:
             self._begin_use("gradient")
         unconnected = (unconnected_gradients if type(unconnected_gradients)
                        is UnconnectedGradients else _unconnected(unconnected_gradients))
-        if type(target) is Tensor:  # the common case, without the generic walk
-            targets = [target]
-        else:
-            targets = nest.flatten(target)
-            if not all(isinstance(t, (Tensor, Variable)) for t in targets):
-                raise TypeError("Argument `target` should be a list or nested structure "
-                                "of Tensors, Variables or CompositeTensors to be "
-                                f"differentiated, but received {target!r}.")
         flat_sources, shallow = _check_sources(sources)
         records = self._tape.records
         if (len(records) == 1 and records[0][-1] is target and output_gradients is None
                 and not (self._persistent or self._tape.complex or STATE.tapes)):
-            grads = self._backprop_one(target, flat_sources)
+            grads = self._backprop_one(target, flat_sources)  # (the target a Tensor it made)
         else:
+            if type(target) is Tensor:  # the common case, without the generic walk
+                targets = [target]
+            else:
+                targets = nest.flatten(target)
+                if not all(isinstance(t, (Tensor, Variable)) for t in targets):
+                    raise TypeError("Argument `target` should be a list or nested structure "
+                                    "of Tensors, Variables or CompositeTensors to be "
+                                    f"differentiated, but received {target!r}.")
             if output_gradients is None:
                 output_gradients = [None] * len(targets)
             else:
@@ -832,25 +834,27 @@ _NUMBER_OF = {np.dtype(t): t for t in (np.float16, np.float32, np.float64, np.lo
 def _finish(g, source, unconnected, shape=None):
     """A gradient as the user receives it: a Tensor of the source's dtype, or None."""
     dtype = source._value.dtype if type(source) is Tensor else source._array().dtype
-    if dtype.kind not in "fc":  # no gradient reaches integers: None, or zeros as in TF
-        if unconnected is UnconnectedGradients.ZERO:
-            return Tensor(np.zeros(shape if shape is not None else source.shape, dtype))
-        return None
-    kind = type(g)  # the common cases first: an array of the dtype, a number
-    if (kind is np.ndarray and g.dtype == dtype or kind is float
-            or kind is _NUMBER_OF.get(dtype)):
-        result = _new(Tensor)  # Tensor(g) without the __init__ frame
-        result._value = g if kind is np.ndarray else np.array(g, dtype)
-        return result
-    if g is None:
-        if unconnected is UnconnectedGradients.ZERO:
-            return Tensor(np.zeros(shape if shape is not None else source.shape, source.dtype))
-        return None
-    if isinstance(g, IndexedSlices):
-        return g
-    if isinstance(g, _ArrayLike):
-        return g if g.dtype == source.dtype else cast(g, source.dtype)
-    return Tensor(np.asarray(g, dtype=source.dtype))
+    kind = type(g)
+    if kind is not float or dtype is not _FLOAT64:  # the commonest case needs no checks
+        if dtype.kind not in "fc":  # no gradient reaches integers: None, or zeros as in TF
+            if unconnected is UnconnectedGradients.ZERO:
+                return Tensor(np.zeros(shape if shape is not None else source.shape, dtype))
+            return None
+        if not (kind is _NDARRAY and g.dtype == dtype or kind is float
+                or kind is _NUMBER_OF.get(dtype)):  # not an array of the dtype, or a number
+            if g is None:
+                if unconnected is UnconnectedGradients.ZERO:
+                    return Tensor(np.zeros(shape if shape is not None else source.shape,
+                                           source.dtype))
+                return None
+            if isinstance(g, IndexedSlices):
+                return g
+            if isinstance(g, _ArrayLike):
+                return g if g.dtype == source.dtype else cast(g, source.dtype)
+            return Tensor(np.asarray(g, dtype=source.dtype))
+    result = _new(Tensor)  # Tensor(g) without the __init__ frame
+    result._value = g if kind is _NDARRAY else np.array(g, dtype)
+    return result
 
 
 def _stack_rows(rows, shape):
