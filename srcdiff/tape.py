@@ -115,14 +115,16 @@ class GradientTape:
         srcdiff.Tensor(6.0, shape=(), dtype=float32)
     """
 
+    # the state of a new tape, which each sets as its own as it changes
+    _recording = False
+    _tape = None                # the _Records, while held
+    _released_variables = ()    # the variables it watched, once released
+    _compiled = None            # the name of compiled code while it runs (run_compiled)
+    _stack = None               # STATE.tapes of the thread recording on it
+
     def __init__(self, persistent=False, watch_accessed_variables=True):
         self._persistent = persistent
         self._watch_accessed_variables = watch_accessed_variables
-        self._recording = False
-        self._tape = None
-        self._released_variables = ()
-        self._compiled = None  # the name of compiled code while it runs (run_compiled)
-        self._stack = None      # STATE.tapes of the thread recording on it
 
     # --- the recording context ---
     def __enter__(self):
@@ -176,22 +178,23 @@ class GradientTape:
         if self._tape is None:
             self._tape = _Records()
         tape = self._tape
+        tracked, watched = tape.tracked, tape.watched
         given = type(tensor)  # a Tensor, a list or tuple of them: no walk to flatten them
         for t in ((tensor,) if given is Tensor else tensor if given is list or given is tuple
                   else nest.flatten(tensor)):
             if type(t) is Tensor:  # the common case first
                 kind = t._value.dtype.kind
                 if kind == "f":
-                    tape.tracked.add(id(t))
-                    tape.watched.append(t)
+                    tracked.add(id(t))
+                    watched.append(t)
                     continue
             if type(t) is not Tensor and isinstance(t, Variable):
                 self._watch_variable(t)
             elif type(t) is Tensor or isinstance(t, Tensor):
                 kind = t._array().dtype.kind
                 if kind in "fc" or _differentiable(t, "watched"):
-                    tape.tracked.add(id(t))
-                    tape.watched.append(t)
+                    tracked.add(id(t))
+                    watched.append(t)
                     if kind == "c":
                         tape.complex = True
             elif isinstance(t, (list, tuple, dict)):  # nested in a list or tuple
@@ -470,8 +473,9 @@ class GradientTape:
         self._end_use()
         source_ids = tape.tracked.intersection(map(id, sources))
         record = tape.records.pop()
-        if record[0].once is not None and id(target) not in source_ids:
-            grads = record[0].once(source_ids)  # its own walk (a compiled function's)
+        once = record[0].once
+        if once is not None and id(target) not in source_ids:
+            grads = once(source_ids)  # its own walk (a compiled function's)
             if grads is not None:
                 return [*map(grads.get, map(id, sources))]
         rule, args, raw, kwargs, out = _fields(record)
