@@ -318,9 +318,52 @@ def blocks(v):
     return np.sum(grid ** 2) + np.sum(np.block([v[:2], 1.0]) * np.block(v))
 
 
+# An item written after the container was read for a gradient: the backward pass
+# puts back what the write replaced, a number, an array, a list, or no item at all
+# (a key new to the dict, which it deletes)
+def new_key_after_a_copy(v):
+    d = {"a": v * 2.0}
+    kept = dict(d)
+    d["b"] = np.sin(v)
+    return np.sum(kept["a"] * d["b"]) + len(d)
+
+
+def new_key_after_a_loop(v):
+    d = {"a": v[0] * 2.0, "c": v[1]}
+    total = 0.0
+    for k, x in d.items():
+        total = total + x * v[2]
+    d["b"] = total * v[0]
+    return d["b"] * d["a"] + len(d)
+
+
+def number_replaced_after_a_copy(v):
+    xs = [v[0] * 1.0, 2.0, v[1]]
+    kept = list(xs)
+    xs[1] = v[2] * 3.0
+    xs[0] = xs[1] * kept[0]
+    return xs[0] * kept[1] + xs[1] * kept[2]
+
+
+def items_replaced_in_a_loop(v):
+    d = {"a": v, "b": [v[0], 1.0]}
+    kept = dict(d)
+    for i in range(3):
+        d["n"] = np.sum(d["a"]) * v[i]  # a new key, then replaced
+        d["b"] = [d["n"], d["b"][0]]    # a list replaced by a list
+    return d["n"] * np.sum(kept["a"]) + d["b"][1] * kept["b"][0]
+
+
+def pairs_sorted_and_picked(v):  # the items of sorted and max are containers
+    pairs = sorted([(np.sum(v * v), v), (v[0], np.sin(v)), (v[1] + 5.0, 2.0 * v)])
+    best = min(pairs)
+    return best[0] * np.sum(best[1]) + np.sum(pairs[0][1] * pairs[2][1]) + max(pairs)[0]
+
+
 BUILT = [trajectory, outputs_summed, nested_appends, joined, literal_dict,
          largest_and_smallest, tied_largest, dict_by_key, dict_comprehension,
-         dict_comprehension_filtered, blocks]
+         dict_comprehension_filtered, blocks, new_key_after_a_copy, new_key_after_a_loop,
+         number_replaced_after_a_copy, items_replaced_in_a_loop, pairs_sorted_and_picked]
 # Checked against finite differences only: np.array/np.mean of a list of Tensors leave
 # the tape (TensorFlow's too); the tape's np.column_stack and np.hstack of a number fail
 ON_ARRAYS = [array_of_numbers, reduction_of_a_list, comprehension, hstacked,

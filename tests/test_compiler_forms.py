@@ -297,7 +297,32 @@ def dict_comprehension(x):
 
 def dict_comprehension_values(x):
     d = {k: x * k for k in range(2)}
-    return np.sum(sum(d.values()))  # dict.values: refused when it runs
+    return np.sum(sum(d.values()))
+
+
+def dict_views_consumed(x):  # keys(), values(), items() read at once by a call
+    d = {"b": x * 2.0, "a": np.sin(x)}
+    first = sorted(d.keys())[0]
+    return np.sum(d[first] * np.stack(list(d.values()))) + sum(
+        np.sum(v * v) * len(k) for k, v in sorted(d.items()))
+
+
+def dict_view_kept(x):  # a view follows the dict: the list of the items then would not
+    d = {"a": x}
+    values = d.values()
+    d["b"] = x * 2.0
+    return sum(np.sum(v) for v in values)
+
+
+def dict_views_of_a_list(x):  # a list has no items(): refused where Python would raise
+    xs = [x, x * 2.0]
+    return sum(np.sum(v) for _, v in xs.items())
+
+
+def sorted_and_max_of_pairs(x):  # items that are containers: each pair's adjoint its own
+    pairs = sorted([(np.sum(x * x), x), (np.sum(x), 2.0 * x)])
+    best = max(pairs)
+    return best[0] * np.sum(best[1]) + np.sum(pairs[0][1] * pairs[1][1])
 
 
 def formatted_value(x):
@@ -628,11 +653,14 @@ EXPRESSIONS = {
              (call_with_a_function_argument, GRAD), (call_callable_instance, GRAD),
              (call_method_of_a_global, GRAD), (call_partial, GRAD),
              (call_method_of_a_local, GRAD), (call_block, GRAD),
-             (call_partial_made_here, GRAD), (call_method_held_in_a_local, GRAD)],
+             (call_partial_made_here, GRAD), (call_method_held_in_a_local, GRAD),
+             (dict_views_consumed, GRAD), (dict_view_kept, REFUSE),
+             (dict_views_of_a_list, REFUSE),
+             (sorted_and_max_of_pairs, GRAD)],
     "Compare": [(compare, GRAD)],
     "Constant": [(constant, GRAD)],
     "Dict": [(dict_literal, GRAD), (dict_unpacking, REFUSE)],
-    "DictComp": [(dict_comprehension, GRAD), (dict_comprehension_values, REFUSE)],
+    "DictComp": [(dict_comprehension, GRAD), (dict_comprehension_values, GRAD)],
     "FormattedValue": [(formatted_value, GRAD)],
     "GeneratorExp": [(generator_expression, GRAD), (generator_kept_for_later, REFUSE)],
     "IfExp": [(if_expression, GRAD)],

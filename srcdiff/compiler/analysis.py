@@ -26,7 +26,7 @@ from . import syntax as S
 from .anf import STATIC_ATTRIBUTES
 from .dispatch import Method
 from .errors import InvariantError
-from .runtime import Positions
+from .runtime import Keys, Positions
 
 BINOPS = {gast.Add: np.add, gast.Sub: np.subtract, gast.Mult: np.multiply,
           gast.Div: np.true_divide, gast.Pow: np.power, gast.MatMult: np.matmul,
@@ -141,8 +141,12 @@ class Describer:
 
     def _call(self, node):
         kwargs = {k.arg: k.value for k in node.keywords}
-        if getattr(node, "srcdiff_keys", False):  # list(d) of a loop over d.items()
-            return NONE
+        if getattr(node, "srcdiff_keys", False):  # list(d), the keys of d.items() and the like
+            return Op(Kind.NONE, fn=list, forward=Keys(self.source_map.error(
+                node, "keys(), values() and items() are modelled on a dict (or another "
+                      "mapping, whose keys carry no gradient)",
+                hint="Call them on a dict; of another object, compute the list before "
+                     "the function and pass it.")))
         if getattr(node, "srcdiff_positions", False):  # the trip count of for x in xs
             return Op(Kind.NONE, fn=len, forward=Positions(self.source_map.error(
                 node, "this loop runs over the positions of a list, tuple, array, range "

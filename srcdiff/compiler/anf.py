@@ -8,6 +8,7 @@ is a name or a constant (or a module constant such as ``np.pi``), and each
 statement emitted is in the grammar of normalize.py's docstring.
 """
 import gast
+import numpy as np
 
 from ..rules import containers
 from ..rules.shapes import SEQUENCE_FORMS
@@ -27,6 +28,7 @@ METHODS = {
     "diagonal": "diagonal", "cumprod": "cumprod", "repeat": "repeat", "take": "take",
 }
 VARARG_METHODS = {"reshape": "reshape", "transpose": "transpose"}
+DICT_VIEWS = ("keys", "values", "items")  # as lists (Normalizer.dict_view)
 ARRAY_ATTRIBUTES = {"T": "transpose", "real": "real", "imag": "imag"}
 STATIC_ATTRIBUTES = {"shape", "ndim", "size", "dtype", "itemsize", "nbytes"}
 # expressions kept whole: an error later only if an active value flows in
@@ -236,10 +238,18 @@ class ExpressionLowering:
                 return gast.Call(func=S.name("cast"), args=[obj] + args, keywords=keywords)
             if func.attr == "item":
                 return gast.Call(func=S.name("float"), args=[obj], keywords=[])
+            if func.attr in DICT_VIEWS and not args and not keywords and getattr(
+                    node, "srcdiff_consumed", False):
+                return self.dict_view(obj, func.attr, node)
             return gast.Call(func=gast.Attribute(value=obj, attr=func.attr, ctx=gast.Load()),
                              args=args, keywords=keywords)
         whole = self._resolved(func) in containers.WHOLE and self._resolved(
             func) not in SEQUENCE_FORMS  # np.array([a, b]): the list is one input
+        if _consumes_at_once(self._resolved(func)):
+            for a in node.args:  # sorted(d.keys()): the view as the list it holds now
+                if isinstance(a, gast.Call) and isinstance(a.func, gast.Attribute) and (
+                        a.func.attr in DICT_VIEWS):
+                    a.srcdiff_consumed = True
         args = [self.call_arg(a, hint) for a in node.args]
         if whole and args:
             args[0] = self.atom(args[0], hint)
@@ -249,13 +259,38 @@ class ExpressionLowering:
             func = self.atom(func, hint)
         return gast.Call(func=func, args=args, keywords=keywords)
 
+    def dict_view(self, d, attr, at):
+        """``d.keys()`` as the list of its keys (``list(d)``, no gradient: runtime.Keys);
+        ``d.values()`` and ``d.items()`` as the lists ``[d[k] for k in d.keys()]`` and
+        ``[(k, d[k]) for ...]``, whose loop is a dict loop (normalize.py): lists where
+        Python gives views, the same wherever the function reads them without changing
+        ``d`` (a view follows the dict; ``d`` changed after the view is made is refused
+        by the aliasing checks as a write after a read)."""
+        if attr == "keys":
+            listed = gast.Call(func=S.name("list"), args=[d], keywords=[])
+            listed.srcdiff_keys = True  # analysis: no gradient
+            return gast.copy_location(listed, at)
+        key = S.name(self.names.fresh("key"))
+        item = gast.Subscript(value=d, slice=key, ctx=gast.Load())
+        comp = gast.ListComp(
+            elt=item if attr == "values" else gast.Tuple(elts=[key, item], ctx=gast.Load()),
+            generators=[gast.comprehension(
+                target=S.name(key.id, gast.Store()), is_async=0, ifs=[],
+                iter=gast.Call(func=gast.Attribute(value=d, attr="keys", ctx=gast.Load()),
+                               args=[], keywords=[]))])
+        for n in S.walk(comp):
+            gast.copy_location(n, at)
+        return self.comprehension(comp, comp)
+
     def call_arg(self, node, hint):
         if isinstance(node, gast.GeneratorExp):  # consumed by the call, at once
             node = self.comprehension(node, node)
         if isinstance(node, gast.Attribute) and self._resolves(node):
             return node  # a module's function passed by name (np.tanh): an atom
-        if isinstance(node, (gast.List, gast.Tuple)):  # np.stack([a, b]), shapes (2, 3)
-            return type(node)(elts=[self.call_arg(e, hint) for e in node.elts], ctx=gast.Load())
+        if isinstance(node, (gast.List, gast.Tuple)) and _constant(node):  # shapes (2, 3)
+            return node
+        if isinstance(node, (gast.List, gast.Tuple)):  # np.sum([a, b]): the list is a value
+            return self.atom(node, hint)              # whose items get their adjoints
         if S.is_boolean(node):
             return self.atom(node, "cond")
         return self.atom(node, hint)
@@ -272,6 +307,27 @@ class ExpressionLowering:
             return True
         except KeyError:
             return False
+
+
+def _constant(node):
+    """Whether ``node`` is a constant, or a list or tuple of them (nested or not)."""
+    if isinstance(node, (gast.List, gast.Tuple)):
+        return all(_constant(e) for e in node.elts)
+    return isinstance(node, gast.Constant)
+
+
+def _consumes_at_once(fn):
+    """Whether ``fn`` reads all of an iterable it is given before it returns, keeping
+    nothing that follows the iterable (a NumPy function, and the builtins of
+    ``_EAGER``, not ``zip`` or ``map``): given ``d.values()``, it may be given the
+    list of them (``dict_view``), which a later change to ``d`` does not change."""
+    if any(fn is eager for eager in _EAGER):
+        return True
+    return isinstance(fn, np.ufunc) or (getattr(fn, "__module__", None) or "").startswith(
+        "numpy")
+
+
+_EAGER = (list, tuple, sorted, sum, len, max, min, set, frozenset, dict, any, all)
 
 
 def _has_walrus(node, outside=()):

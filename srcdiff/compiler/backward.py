@@ -35,6 +35,7 @@ from .codegen import comment_marker, is_comment_marker
 from .errors import NotBatched
 from .contributions import _index_value, _Scatter, batch_index, how as how_of
 from .plan import INPUT, RESULT, Marks, restored_elements
+from .runtime import put_back
 
 
 class Backward:
@@ -165,9 +166,10 @@ class Backward:
         if (isinstance(s.value, gast.BinOp) and set(inputs) & self.sequences
                 and op.fn is not join_lists):
             raise self.source_map.error(
-                s, "cannot differentiate arithmetic on a list (xs + [v] joins lists)",
-                hint="Keep arrays in separate variables, or join them with np.stack or "
-                     "np.concatenate.")
+                s, "cannot differentiate arithmetic on a list (only xs + ys of two lists, "
+                   "which joins them, is modelled)",
+                hint="Make it an array first (np.array([a, b])), or keep arrays in separate "
+                     "variables and join them with np.stack or np.concatenate.")
         g, ans = S.name(self.adjoint(x)), S.name(x)
         g_owned = self.state.get(x) == OWNED  # x's adjoint, about to be let go
         pre = []
@@ -311,8 +313,9 @@ class Backward:
                                      args=[S.name(d), S.copy_node(index)]) if item else \
                         gast.Call(func=gast.Attribute(value=part, attr="copy", ctx=gast.Load()),
                                   args=[], keywords=[])
-                expr = gast.Call(func=self.refs.helper("unbroadcast"),
-                                 args=[part, S.name(v.id)], keywords=[])
+                # an item replaced whole is as it was given; elements take a broadcast value
+                expr = part if item else gast.Call(func=self.refs.helper("unbroadcast"),
+                                                   args=[part, S.name(v.id)], keywords=[])
                 code += self.contribute(v.id, expr)
             if not self.contrib.feeds(s, x):  # the old x was not varied: no adjoint
                 self.state[x] = UNSET
@@ -330,6 +333,8 @@ class Backward:
         return code
 
     def is_restore(self, stmt):
+        if getattr(stmt, "srcdiff_restore", False):
+            return True
         value = getattr(stmt, "value", None)
         if (isinstance(value, gast.Call) and isinstance(value.func, gast.Attribute)
                 and value.func.attr == "copy" and not value.args):
@@ -353,7 +358,13 @@ class Backward:
     def restore_item(self, target, save):
         kind, var = save
         value = S.expr(f"{var}.pop()") if kind == "stack" else S.name(var)
-        store = gast.Subscript(value=S.name(target.value.id), slice=S.copy_node(target.slice),
+        x = target.value.id
+        if x in self.sequences or x in self.maybe_sequences:  # a key new to a dict: deleted
+            restore = gast.Expr(value=gast.Call(func=self.refs.bind(put_back, "put_back"), args=[
+                S.name(x), _index_value(S.copy_node(target.slice)), value], keywords=[]))
+            restore.srcdiff_restore = True  # is_restore
+            return restore
+        store = gast.Subscript(value=S.name(x), slice=S.copy_node(target.slice),
                                ctx=gast.Store())
         return S.assign(store, value)
 

@@ -106,8 +106,12 @@ def container_depths(facts, param_depths, source_map, call_depths=None):
 
 
 def _is_join(value, depth):
-    return (isinstance(value, gast.BinOp) and isinstance(value.op, gast.Add)
-            and bool(depth(value.left)[0] or depth(value.right)[0]))
+    """``xs + ys`` of a list and what may be one: a join (an array and a list add item
+    by item, which is arithmetic on a list, refused)."""
+    if not (isinstance(value, gast.BinOp) and isinstance(value.op, gast.Add)):
+        return False
+    (left, most_left), (right, most_right) = depth(value.left), depth(value.right)
+    return bool(left and most_right or right and most_left)
 
 
 def definite(depths):
@@ -129,10 +133,11 @@ def _depth_of(s, op, depth, call_depths):
     if op.fn is runtime.append:
         (lo, hi), (vlo, vhi) = depth(op.inputs[0]), depth(op.inputs[1])
         return max(lo, 1), max(hi, vhi + 1)
-    if op.kind is Kind.PRIMITIVE and op.fn in (list, tuple, dict):  # a copy (of an
-        lo, hi = depth(op.inputs[0])                              # array: its rows)
+    if op.kind is Kind.PRIMITIVE and op.fn in (list, tuple, dict, sorted):  # a copy (of
+        lo, hi = depth(op.inputs[0])                               # an array: its rows)
         return max(lo, 1), max(hi, 1)
-    if op.kind is Kind.PRIMITIVE and op.fn in (operator.getitem, runtime.field):
+    if op.kind is Kind.PRIMITIVE and (op.fn in (operator.getitem, runtime.field) or (
+            op.fn in (max, min) and len(op.inputs) == 1)):  # an item: max(pairs) is a pair
         lo, hi = depth(op.inputs[0])
         return max(lo - 1, 0), max(hi - 1, 0)
     return 0, 0

@@ -343,11 +343,11 @@ def reverse(parsed, body, wrt, names, refs, compile_call, scalar_params, param_d
     sequences = facts.packs | tuples | definite(depths)
     replay = Replay(calls)
     written = written_names(facts, writes)
-    forward = Forward(facts, replay, refs, written, updates)
+    maybe_sequences = {n for n, (_, most) in depths.items() if most >= 1} - sequences
+    forward = Forward(facts, replay, refs, written, updates, sequences | maybe_sequences)
     contributions = Contributions(facts, feeds, sequences, calls, refs, namer, source_map)
     backward = Backward(facts, active, wrt, sequences, contributions, replay, namer,
-                        source_map, forward.computation,
-                        {n for n, (_, most) in depths.items() if most >= 1} - sequences)
+                        source_map, forward.computation, maybe_sequences)
     draft = backward.emit(Plan(), outputs)  # its marks say what the adjoints read
     marks = backward.marks()
     for _ in range(3):

@@ -19,15 +19,17 @@ from ..rules.helpers import measured_args
 from . import syntax as S
 from .managers import manager_of
 from .analysis import Kind, target_names
+from .contributions import _index_value
 from .dispatch import MethodCall
 from .plan import restored_elements
 from .release import delete, insert_after, release_points
-from .runtime import UNBOUND, Unshared, shape_of, snapshot, unbound
+from .runtime import UNBOUND, Unshared, old_item, shape_of, snapshot, unbound
 
 
 class Forward:
-    def __init__(self, facts, replay, refs, written, updates=None):
+    def __init__(self, facts, replay, refs, written, updates=None, containers=frozenset()):
         self.facts = facts
+        self.containers = containers  # names that may hold a list or dict (old_item)
         self.replay = replay
         self.refs = refs
         self.written = written  # arrays the body may write into, and what shares them
@@ -140,7 +142,10 @@ class Forward:
                 save = plan.saves.get((id(s), name))
                 if save is None:
                     continue
-                if isinstance(target, gast.Subscript):  # keep the elements about to change
+                if isinstance(target, gast.Subscript) and name in self.containers:
+                    value = gast.Call(func=self.refs.bind(old_item, "old_item"), keywords=[],
+                                      args=[S.name(name), _index_value(S.copy_node(target.slice))])
+                elif isinstance(target, gast.Subscript):  # keep the elements about to change
                     value = gast.Call(func=gast.Attribute(value=gast.Subscript(
                         value=S.name(name), slice=S.copy_node(target.slice),
                         ctx=gast.Load()), attr="copy", ctx=gast.Load()), args=[], keywords=[])

@@ -23,11 +23,12 @@ from . import syntax as S
 # what an adjoint keeps of a value it only measures (``shape_of``), a local bound
 # only to be saved and the check of a read of it (``UNBOUND``, ``unbound``), the free
 # names' values read when the function runs (``free_values``), the copy of a view a
-# write is about to change (``snapshot``), arithmetic written into an owned adjoint
-# (``into``), the lean unit's check of an array to write into (``spare``).
+# write is about to change (``snapshot``) and a container's item it replaces
+# (``old_item``, ``put_back``), arithmetic written into an owned adjoint (``into``), the
+# lean unit's check of an array to write into (``spare``).
 EMITTED = frozenset({"np", "tape", "_", "range", "reversed", "len", "min", "float", "slice",
                      "cast", "shape_of", "UNBOUND", "unbound", "free_values", "snapshot",
-                     "into", "spare"})
+                     "old_item", "put_back", "into", "spare"})
 # Compiled callees are bound as NAME_forward and NAME_backward.
 CALLEE_SUFFIXES = ("_forward", "_backward")
 

@@ -2,6 +2,7 @@
 import math
 import numbers
 import operator
+from collections.abc import Mapping
 
 import numpy as np
 
@@ -56,6 +57,28 @@ def snapshot(value):
     plan.py); anything else as it is (a number, or the placeholder of a name a branch
     not taken left unbound: whether it holds an array is known only when it runs)."""
     return value.copy() if hasattr(value, "copy") else value
+
+
+def old_item(xs, key):
+    """What ``xs[key] = v`` is about to replace in a list or dict (or an array, which
+    a name that may hold a container may hold too), for the backward pass to put
+    back (``put_back``): an item as it is (the write replaces it, never writes into
+    it), ``ABSENT`` for a key a dict does not hold yet, a copy of an array's elements
+    (written in place)."""
+    if isinstance(xs, dict):
+        return xs.get(key, ABSENT)
+    return xs[key].copy() if isinstance(xs, np.ndarray) else xs[key]
+
+
+def put_back(xs, key, old):
+    """``xs[key] = old``, or ``del xs[key]`` where the key was ``ABSENT`` (old_item)."""
+    if old is ABSENT:
+        del xs[key]
+    else:
+        xs[key] = old
+
+
+ABSENT = type("Absent", (), {"__repr__": lambda self: "ABSENT", "__slots__": ()})()
 
 
 def unbound(name):
@@ -143,6 +166,25 @@ class Positions:
         if isinstance(xs, self.POSITIONAL) and not isinstance(xs, np.generic):
             return len(xs)
         raise _anew(self.error, f"{self.error.message}, not a {type(xs).__name__}")
+
+
+class Keys:
+    """``list(d)``, the keys of a loop over ``d.items()`` (``.values()``, ``.keys()``)
+    and of those views anywhere else (normalize.py, anf.py): exact for a mapping,
+    whose items are ``d[k]`` for ``k`` in it, in its order.  Anything else is refused
+    when it is reached (a list has no ``.items()``; another object's may mean
+    anything): ``error``, made where it was compiled, is raised."""
+
+    __slots__ = ("error",)
+    __name__ = "keys_of"  # as generated code calls it
+
+    def __init__(self, error):
+        self.error = error
+
+    def __call__(self, d):
+        if type(d) is dict or isinstance(d, Mapping):
+            return list(d)
+        raise _anew(self.error, f"{self.error.message}, not a {type(d).__name__}")
 
 
 class Unshared:
