@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 
 import srcdiff as sd
-from compiler_programs import check_three_ways, eager_grads
+from compiler_programs import check_three_ways, eager_grads, finite_difference
 from util import numerical_grad, numerical_jacobian
 
 RNG = np.random.default_rng(7)
@@ -484,3 +484,44 @@ def sorted_by_key(v):
 def test_sorted_with_a_key_is_refused():
     with pytest.raises(sd.CompileError, match="key"):
         sd.grad(sorted_by_key)(V.copy())
+
+
+# A list or tuple literal handed to a call is the value NumPy (or the helper) makes
+# of it: each item gets its share of the adjoint, whatever the function
+def _pair(xs):
+    return xs[0] * xs[1]
+
+
+LITERAL_ARGUMENTS = [
+    lambda v: np.sum([v[0], v[1]]),
+    lambda v: np.sum(np.mean([v, np.sin(v)], axis=0)),
+    lambda v: np.linalg.norm([v[0], v[1]]),
+    lambda v: np.sum(np.tile([v[0], v[1]], 2) * v[2]),
+    lambda v: np.sum(np.cumsum([v[0], v[1], v[2]]) ** 2),
+    lambda v: np.sum(np.maximum([v[0], v[1]], -2.0)),
+    lambda v: np.einsum("i,i->", [v[0], v[1]], [v[2], v[2]]),
+    lambda v: np.sum(np.where(v > 0, [v[0], v[1], v[2]], 0.0)),
+    lambda v: np.dot(v, [v[0], v[1], v[2]]),
+    lambda v: np.sum(np.concatenate([v, [v[0]]]) ** 2),
+    lambda v: np.sum(np.stack([v, [v[0], v[1], v[2] * 3.0]]) ** 2),
+    lambda v: np.sum(np.linalg.multi_dot([np.outer(v, v), [v[1], v[2], 1.0]])),
+    lambda v: np.sum(np.array([[v[0], 1.0], [2.0, v[1]]]) @ v[:2]),
+    lambda v: np.interp(0.5, [0.0, 1.0], [v[0], v[1]]),
+    lambda v: np.prod([v[0], v[1], 2.0]),
+    lambda v: _pair([v[0], v[2]]) + _pair([v[1], v[2] * 2.0]),
+]
+
+
+@pytest.mark.parametrize("k", range(len(LITERAL_ARGUMENTS)))
+def test_a_literal_argument_passes_its_items_their_adjoints(k):
+    fn = LITERAL_ARGUMENTS[k]
+    g = sd.grad(fn)(V.copy())
+    np.testing.assert_allclose(g, finite_difference(fn, (V.copy(),), 0), rtol=1e-6, atol=1e-8)
+    assert np.any(g != 0)
+
+
+def test_arithmetic_of_an_array_and_a_list_is_refused():
+    def f(v):
+        return np.sum(v + [v[0], v[1], v[2]])
+    with pytest.raises(sd.CompileError, match="arithmetic on a list"):
+        sd.grad(f)(V.copy())

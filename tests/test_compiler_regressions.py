@@ -398,3 +398,41 @@ def divided_in_place_after_a_branch(x, y):
 def test_a_self_referential_division_by_a_constant():
     check_grad(divided_in_place_after_a_branch, (np.array([0.3, -0.4, 0.9]),
                                                  np.array([0.5, 0.2, -1.0])), wrt=(0, 1))
+
+
+# --- an array written into with its own value: x[i] = x reads all of the old x ---
+
+WEIGHTS = np.array([1.0, 2.0, 3.0])
+
+
+def reversed_into_itself(x):
+    y = x * 1.0
+    y[::-1] = y
+    return np.sum(y * WEIGHTS)
+
+
+def permuted_into_itself(x):
+    y = x * 1.0
+    y[[2, 1, 0]] = y
+    return np.sum(y * WEIGHTS)
+
+
+def whole_into_itself(x):
+    m = np.outer(x, x)
+    m[...] = m
+    return np.sum(m * WEIGHTS)
+
+
+def into_itself_in_a_loop(x):
+    y = x * 1.0
+    for i in range(2):
+        y[1:] = y[0] * y[2]
+        y[::-1] = y
+    return np.sum(y * WEIGHTS)
+
+
+@pytest.mark.parametrize("fn", [reversed_into_itself, permuted_into_itself,
+                                whole_into_itself, into_itself_in_a_loop],
+                         ids=lambda f: f.__name__)
+def test_an_array_written_into_with_itself(fn):
+    check_grad(fn, (np.array([0.1, 0.2, 0.3]),), eager=False)

@@ -641,3 +641,20 @@ def test_the_spectral_norm_of_matrices():
                                u[:, :, :1] @ vh[:, :1, :], rtol=1e-9, atol=1e-12)
     with pytest.raises(ValueError, match="supported matrix norm"):
         sd.norm(x, ord="nuc", axis=[1, 2])
+
+
+def test_fill_and_linspace_pass_gradients_to_their_values():
+    # TensorFlow: d sum(fill(dims, v))/dv is the count; a linspace point k of n-1 is
+    # (1 - k/(n-1)) start + k/(n-1) stop
+    v, a, b = sd.constant(1.5), sd.constant(0.5), sd.constant(2.0)
+    weights = np.array([1.0, 2.0, 3.0, 4.0, 5.0], np.float32)
+    with sd.GradientTape(persistent=True) as tape:
+        tape.watch([v, a, b])
+        filled = sd.reduce_sum(sd.fill([2, 3], v))
+        spaced = sd.reduce_sum(sd.linspace(a, b, 5) * weights)
+    assert float(tape.gradient(filled, v)) == 6.0
+    t = np.linspace(0.0, 1.0, 5)
+    np.testing.assert_allclose([float(g) for g in tape.gradient(spaced, [a, b])],
+                               [np.sum((1 - t) * weights), np.sum(t * weights)], rtol=1e-6)
+    with pytest.raises(sd.errors.InvalidArgumentError):
+        sd.fill([2], [1.0, 2.0])

@@ -295,7 +295,13 @@ EXAMPLES = {
     np.transpose: [ex(R(2, 3)), ex(R(2, 3, 4), (1, 2, 0)), ex(R(2, 3, 4), axes=(2, 0, 1))],
     np.swapaxes: [ex(R(2, 3, 4), 0, 2)],
     np.moveaxis: [ex(R(2, 3, 4), 0, -1), ex(R(2, 3, 4), (0, 1), (2, 0))],
-    np.broadcast_to: [ex(R(3), (2, 3)), ex(R(2, 1), (4, 2, 3))],
+    np.broadcast_to: [ex(R(3), (2, 3)), ex(R(2, 1), (4, 2, 3)), ex(R(), 5)],
+    # made of values: a fill, the bounds of a linspace, the start and step of a range
+    np.full: [ex(5, R()), ex((2, 3), R(3))],
+    np.full_like: [ex(np.ones((2, 3)), R()), ex(np.ones((2, 3)), R(3))],
+    np.linspace: [ex(R(), R(), 5), ex(R(2), R(2), 4, endpoint=False),
+                  ex(R(2, 1), R(3), 3, axis=1)],
+    np.arange: [ex(R(), 3.0, 0.5), ex(0.0, 2.0, P())],
     np.flip: [ex(R(2, 3)), ex(R(2, 3), 1)],
     np.fliplr: [ex(R(2, 3))],
     np.flipud: [ex(R(2, 3))],
@@ -359,7 +365,9 @@ EXAMPLES = {
 }
 # Conversions to NumPy leave the tape (np.asarray(t) is t.numpy(), as in TensorFlow),
 # and scipy's logsumexp runs NumPy on raw arrays: compiled code alone differentiates them.
-LEAVE_THE_TAPE = {np.float64, np.asarray}
+# NumPy hands these no Tensor (np.full copies the fill into an array, np.arange takes
+# numbers): the tape records no such call, and TensorFlow's fill and range have their ops
+LEAVE_THE_TAPE = {np.float64, np.asarray, np.full, np.full_like, np.arange}
 
 if hasattr(np.linalg, "svdvals"):  # NumPy 2
     EXAMPLES[np.linalg.svdvals] = [ex(R(3, 4)), ex(R(2, 3, 3))]

@@ -245,6 +245,11 @@ class ExpressionLowering:
                              args=args, keywords=keywords)
         whole = self._resolved(func) in containers.WHOLE and self._resolved(
             func) not in SEQUENCE_FORMS  # np.array([a, b]): the list is one input
+        if self._resolved(func) in SEQUENCE_FORMS:  # multi_dot([a, b, c]): each its input
+            args = [self.literal_arg(a, hint) for a in node.args]
+            keywords = [gast.keyword(arg=k.arg, value=self.call_arg(k.value, hint))
+                        for k in node.keywords]
+            return gast.Call(func=func, args=args, keywords=keywords)
         if _consumes_at_once(self._resolved(func)):
             for a in node.args:  # sorted(d.keys()): the view as the list it holds now
                 if isinstance(a, gast.Call) and isinstance(a.func, gast.Attribute) and (
@@ -282,15 +287,23 @@ class ExpressionLowering:
             gast.copy_location(n, at)
         return self.comprehension(comp, comp)
 
+    def literal_arg(self, node, hint):
+        """An argument, a list or tuple literal kept as one (its items call arguments:
+        an inner list a value of its own)."""
+        if isinstance(node, (gast.List, gast.Tuple)):
+            return type(node)(elts=[self.call_arg(e, hint) for e in node.elts],
+                              ctx=gast.Load())
+        return self.call_arg(node, hint)
+
     def call_arg(self, node, hint):
         if isinstance(node, gast.GeneratorExp):  # consumed by the call, at once
             node = self.comprehension(node, node)
         if isinstance(node, gast.Attribute) and self._resolves(node):
             return node  # a module's function passed by name (np.tanh): an atom
-        if isinstance(node, (gast.List, gast.Tuple)) and _constant(node):  # shapes (2, 3)
-            return node
-        if isinstance(node, (gast.List, gast.Tuple)):  # np.sum([a, b]): the list is a value
-            return self.atom(node, hint)              # whose items get their adjoints
+        if isinstance(node, gast.List) and not _constant(node):  # np.sum([a, b]): a value
+            return self.atom(node, hint)                       # whose items get adjoints
+        if isinstance(node, (gast.List, gast.Tuple)):  # shapes (n, 3), indices (ids,)
+            return type(node)(elts=[self.call_arg(e, hint) for e in node.elts], ctx=gast.Load())
         if S.is_boolean(node):
             return self.atom(node, "cond")
         return self.atom(node, hint)

@@ -316,7 +316,15 @@ class Backward:
                 # an item replaced whole is as it was given; elements take a broadcast value
                 expr = part if item else gast.Call(func=self.refs.helper("unbroadcast"),
                                                    args=[part, S.name(v.id)], keywords=[])
-                code += self.contribute(v.id, expr)
+                if v.id == x:  # x[i] = x: the part is taken before the zeroing below, and
+                    if not item and self.state.get(x) != OWNED:  # added after it
+                        expr.args[0] = gast.Call(func=gast.Attribute(
+                            value=part, attr="copy", ctx=gast.Load()), args=[], keywords=[])
+                    taken = self.namer.at(s, d + "_written")
+                    code.append(S.assign(taken, expr))
+                    expr = S.name(taken)
+                else:
+                    code += self.contribute(v.id, expr)
             if not self.contrib.feeds(s, x):  # the old x was not varied: no adjoint
                 self.state[x] = UNSET
             else:  # the overwritten elements of the old x reach nothing: their adjoint is 0
@@ -326,6 +334,8 @@ class Backward:
                 zero = gast.Subscript(value=S.name(d), slice=S.copy_node(index),
                                       ctx=gast.Store())
                 code.append(S.assign(zero, S.const(0)))
+            if isinstance(v, gast.Name) and v.id == x and self.contrib.feeds(s, x):
+                code += self.contribute(x, expr)
         if save:
             code.append(self.restore_item(target, save))
         for name in self.plan.snapshots.get(id(s), ()):  # views of x the write changed

@@ -20,6 +20,7 @@ import inspect
 import operator
 
 import gast
+import numpy as np
 
 from ..rules import helpers, traits_of
 from ..rules.containers import WHOLE, from_array
@@ -159,7 +160,9 @@ class Contributions:
                 if op.rule not in WHOLE.values() and op.fn is not operator.getitem:
                     inputs = [self.as_array(b) for b in inputs]
                 expr = syntax.inline(i, g, ans, inputs, op.kwargs)
-            others = [b for k, b in enumerate(op.inputs) if k != i]
+            # numbers beside a broadcasting op's input leave it its shape (np.full(5, v) not)
+            others = [b for k, b in enumerate(op.inputs) if k != i] if (
+                isinstance(op.fn, np.ufunc) or op.fn in _ELEMENTWISE) else [None]
             expr = _simplify(expr, lambda v: self.same_shape(v, a, others, result_scalar),
                              self.rows, self.ranks)
             if op.fn is operator.getitem and not sequence:  # a list's adjoint is Items
@@ -290,6 +293,9 @@ def batch_index(index):
         S.copy_node(index)]
     whole = gast.Slice(lower=None, upper=None, step=None)
     return gast.Tuple(elts=[whole] + elts, ctx=gast.Load())
+
+
+_ELEMENTWISE = (np.clip, np.where)  # broadcasting functions that are not ufuncs
 
 
 def _index_value(index):

@@ -2,7 +2,7 @@
 import numpy as np
 
 from .. import dtypes
-from ..errors import check_range
+from ..errors import InvalidArgumentError, check_range
 from ..rules.shapes import concatenate, stack as _stack
 from ..rules import defvjp
 from ..tensor import IndexedSlices, Tensor, Variable, _as_array, apply, convert_to_tensor
@@ -153,10 +153,13 @@ def zeros_like(input, dtype=None, name=None):
     return Tensor(np.zeros_like(_as_array(input), dtype=dtype))
 
 
+@op(tensors=(1,))
 def fill(dims, value, name=None):
-    """A Tensor of shape ``dims`` filled with ``value``: ``sd.fill([2, 3], 9.0)``."""
-    value = _as_array(value)
-    return Tensor(np.full(_shape(dims), value, dtype=value.dtype))
+    """A Tensor of shape ``dims`` filled with ``value``: ``sd.fill([2, 3], 9.0)``; the
+    gradient of ``value`` is the sum of the elements'."""
+    if np.ndim(value):
+        raise InvalidArgumentError(f"value must be a scalar, got shape {np.shape(value)}")
+    return np.broadcast_to(value, _shape(dims)) + np.zeros((), np.result_type(value))
 
 
 def eye(num_rows, num_columns=None, batch_shape=None, dtype=dtypes.float32, name=None):
@@ -180,12 +183,13 @@ def range(start, limit=None, delta=1, dtype=None, name=None):  # noqa: A001  (Te
 _RANGE_DTYPES = [dtypes.int32, dtypes.int64, dtypes.float16, dtypes.float32, dtypes.float64]
 
 
+@op(tensors=2)
 def linspace(start, stop, num, name=None, axis=0):
     """``num`` evenly spaced values from ``start`` to ``stop`` inclusive:
     ``sd.linspace(0.0, 1.0, 5)``; integer bounds give float64, as in TensorFlow."""
-    start = _as_array(start)
-    return Tensor(np.linspace(start, _as_array(stop), int(num), axis=axis,
-                              dtype=start.dtype if start.dtype.kind == "f" else np.float64))
+    kind = np.result_type(start)
+    return np.linspace(start, stop, int(num), axis=axis,
+                       dtype=kind if kind.kind == "f" else np.float64)
 
 
 def _shape(shape):

@@ -127,7 +127,7 @@ nondifferentiable(
     np.logical_and, np.logical_or, np.logical_not, np.logical_xor,
     np.isnan, np.isinf, np.isfinite, np.signbit, np.argmax, np.argmin,
     np.argsort, np.nonzero, np.count_nonzero, np.shape, np.ndim, np.result_type,
-    np.size, np.zeros_like, np.ones_like, np.empty_like, np.full_like,
+    np.size, np.zeros_like, np.ones_like, np.empty_like,
     np.array_equal, np.allclose, np.isclose, np.any, np.all,
     np.bitwise_and, np.bitwise_or, np.bitwise_xor, np.invert,
     np.left_shift, np.right_shift, np.gcd, np.lcm,

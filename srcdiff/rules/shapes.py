@@ -116,8 +116,48 @@ defvjp(np.asarray,
        lambda g, ans, a, dtype=None, order=None, *, device=None, copy=None, like=None:
        converted_back(g, ans, a), view=True)
 
-nondifferentiable(np.zeros, np.ones, np.empty, np.full, np.eye, np.identity,
-                  np.arange, np.linspace)
+nondifferentiable(np.zeros, np.ones, np.empty, np.eye, np.identity)
+
+# Made of values, which carry their gradients: the fill value of each element, the
+# bounds of each point between them, the start and step of each value of a range
+defvjp(np.full, None,
+       lambda g, ans, shape, fill_value, dtype=None, order="C", *, device=None, like=None:
+       unbroadcast(g, fill_value))
+defvjp(np.full_like, None,
+       lambda g, ans, a, fill_value, dtype=None, order="K", subok=True, shape=None, *,
+       device=None: unbroadcast(g, fill_value))
+defvjp(np.linspace,
+       lambda g, ans, start, stop, num=50, endpoint=True, retstep=False, dtype=None,
+       axis=0, *, device=None: unbroadcast(spaced(g, ans, num, endpoint, axis, 1.0, -1.0),
+                                           start),
+       lambda g, ans, start, stop, num=50, endpoint=True, retstep=False, dtype=None,
+       axis=0, *, device=None: unbroadcast(spaced(g, ans, num, endpoint, axis, 0.0, 1.0),
+                                           stop))
+defvjp(np.arange,
+       lambda g, ans, start, stop=None, step=None, *args, **kwargs:
+       range_start(g, start, stop),
+       lambda g, ans, start, stop=None, step=None, *args, **kwargs: 0.0 * stop,
+       lambda g, ans, start, stop=None, step=None, *args, **kwargs:
+       np.sum(g * np.arange(np.size(ans))))
+
+
+def range_start(g, start, stop):
+    """The adjoint of ``np.arange``'s first argument: every value moves with the start,
+    but ``arange(stop)`` counts from 0, and its one argument moves no value."""
+    return 0.0 * start if stop is None else np.sum(g)
+
+
+def spaced(g, ans, num, endpoint, axis, base, slope):
+    """The adjoint of a bound of ``np.linspace``, point k at ``t = k / (num - 1)`` of the
+    way (``num`` if not ``endpoint``) from start to stop: ``g`` summed along ``axis``
+    weighted by ``base + slope * t`` (``1 - t`` for start, ``t`` for stop)."""
+    if isinstance(ans, tuple):
+        raise NotImplementedError("np.linspace(..., retstep=True) has no adjoint: "
+                                  "compute the step from the bounds")
+    t = np.linspace(0.0, 1.0, num, endpoint=endpoint)
+    axis %= np.ndim(ans)
+    weights = np.reshape(base + slope * t, (num,) + (1,) * (np.ndim(ans) - 1 - axis))
+    return np.sum(g * weights, axis=axis)
 
 
 def array_split(x, indices_or_sections, axis=0):
