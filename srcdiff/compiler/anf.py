@@ -268,9 +268,9 @@ class ExpressionLowering:
         """``d.keys()`` as the list of its keys (``list(d)``, no gradient: runtime.Keys);
         ``d.values()`` and ``d.items()`` as the lists ``[d[k] for k in d.keys()]`` and
         ``[(k, d[k]) for ...]``, whose loop is a dict loop (normalize.py): lists where
-        Python gives views, the same wherever the function reads them without changing
-        ``d`` (a view follows the dict; ``d`` changed after the view is made is refused
-        by the aliasing checks as a write after a read)."""
+        Python gives views, so only for a call that reads them at once
+        (``_consumes_at_once``); a view kept for later, which follows ``d``, stays
+        unmodelled (refused when a gradient reaches it)."""
         if attr == "keys":
             listed = gast.Call(func=S.name("list"), args=[d], keywords=[])
             listed.srcdiff_keys = True  # analysis: no gradient
