@@ -243,14 +243,14 @@ class ExpressionLowering:
                 return self.dict_view(obj, func.attr, node)
             return gast.Call(func=gast.Attribute(value=obj, attr=func.attr, ctx=gast.Load()),
                              args=args, keywords=keywords)
-        whole = self._resolved(func) in containers.WHOLE and self._resolved(
-            func) not in SEQUENCE_FORMS  # np.array([a, b]): the list is one input
-        if self._resolved(func) in SEQUENCE_FORMS:  # multi_dot([a, b, c]): each its input
+        resolved = self._resolved(func)
+        whole = resolved in containers.WHOLE and resolved not in SEQUENCE_FORMS  # np.array([a])
+        if resolved in SEQUENCE_FORMS:  # multi_dot([a, b, c]): each its input
             args = [self.literal_arg(a, hint) for a in node.args]
             keywords = [gast.keyword(arg=k.arg, value=self.call_arg(k.value, hint))
                         for k in node.keywords]
             return gast.Call(func=func, args=args, keywords=keywords)
-        if _consumes_at_once(self._resolved(func)):
+        if _consumes_at_once(resolved):
             for a in node.args:  # sorted(d.keys()): the view as the list it holds now
                 if isinstance(a, gast.Call) and isinstance(a.func, gast.Attribute) and (
                         a.func.attr in DICT_VIEWS):
@@ -272,9 +272,7 @@ class ExpressionLowering:
         (``_consumes_at_once``); a view kept for later, which follows ``d``, stays
         unmodelled (refused when a gradient reaches it)."""
         if attr == "keys":
-            listed = gast.Call(func=S.name("list"), args=[d], keywords=[])
-            listed.srcdiff_keys = True  # analysis: no gradient
-            return gast.copy_location(listed, at)
+            return gast.copy_location(keys_of(d), at)
         key = S.name(self.names.fresh("key"))
         item = gast.Subscript(value=d, slice=key, ctx=gast.Load())
         comp = gast.ListComp(
@@ -320,6 +318,14 @@ class ExpressionLowering:
             return True
         except KeyError:
             return False
+
+
+def keys_of(d):
+    """``list(d)`` of a dict ``d``: its keys, which carry no gradient (analysis reads the
+    mark; runtime.Keys checks ``d`` is a mapping when it runs)."""
+    listed = gast.Call(func=S.name("list"), args=[d], keywords=[])
+    listed.srcdiff_keys = True
+    return listed
 
 
 def _constant(node):

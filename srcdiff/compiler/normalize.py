@@ -42,7 +42,7 @@ import gast
 import numpy as np
 
 from . import syntax as S
-from .anf import ExpressionLowering
+from .anf import ExpressionLowering, keys_of
 from .exits import copy_location
 from .managers import lower_with
 
@@ -369,10 +369,8 @@ class Normalizer(ExpressionLowering):
             return None
         d = self.copy_if_assigned(self.atom(call.func.value, "d"),
                                   S.assigned_names(s.body) | S.names_in(s.target))
-        listed = gast.Call(func=S.name("list"), args=[d], keywords=[])
-        listed.srcdiff_keys = True  # analysis: no gradient
         keys = S.name(self.names.fresh("keys"))
-        self.emit(S.assign(keys.id, listed), s)
+        self.emit(S.assign(keys.id, keys_of(d)), s)
         if call.func.attr == "keys":
             return gast.For(target=s.target, iter=keys, body=s.body, orelse=s.orelse,
                             type_comment=None)
