@@ -509,6 +509,10 @@ COMPLEX_LOSSES = {  # d/dz of each, in TensorFlow's convention, is in the commen
     "imag(z^3)": lambda z: sd.reduce_sum(sd.math.imag(z ** 3)),  # i conj(3 z^2)
     "|exp(z) / z|": lambda z: sd.reduce_sum(sd.abs(sd.exp(z) / z)),
     "real(z @ z)": lambda z: sd.reduce_sum(sd.math.real(sd.matmul(z, z))),
+    # z / |z| is not holomorphic: both Wirtinger derivatives count
+    "real((1+2i) sign z)": lambda z: sd.reduce_sum(sd.math.real((1 + 2j) * sd.math.sign(z))),
+    "imag(sign z)": lambda z: sd.reduce_sum(sd.math.imag(sd.math.sign(z))),
+    "imag(sigmoid z)": lambda z: sd.reduce_sum(sd.math.imag(sd.sigmoid(z))),
 }
 
 
@@ -524,6 +528,11 @@ def test_complex_gradients_follow_tensorflows_convention(name):
     assert dz.dtype == np.complex128
     np.testing.assert_allclose(dz.numpy(), complex_tf_gradient(lambda v: float(loss(v)), z),
                                rtol=1e-6, atol=1e-8)
+
+
+def test_complex_sigmoid_is_the_formula():
+    z = draw((3,)) + 1j * draw((3,))
+    np.testing.assert_allclose(sd.sigmoid(z).numpy(), 1 / (1 + np.exp(-z)), rtol=1e-14)
 
 
 def test_complex_gradient_of_abs_squared_is_twice_z():

@@ -303,8 +303,9 @@ def _tape_gradient(f, *args):
 
 @pytest.mark.parametrize("f", [lambda x, w: np.sum(x * x * w),
                                lambda x, w: np.sum(np.abs(x) ** 2 * w),
-                               lambda x, w: np.real(np.sum(np.sin(x) * w))],
-                         ids=["holomorphic", "real-valued", "real part"])
+                               lambda x, w: np.real(np.sum(np.sin(x) * w)),
+                               lambda x, w: np.imag(np.sum(np.sign(x) * x * w))],
+                         ids=["holomorphic", "real-valued", "real part", "sign"])
 def test_complex_gradients_are_the_tapes(f):
     w = np.array([1.0, 2.0, 0.5])
     expected = _tape_gradient(f, C, w)

@@ -681,6 +681,20 @@ def test_custom_gradient_of_several_inputs():
     assert (da.numpy(), db.numpy()) == (80.0, 600.0)
 
 
+@pytest.mark.parametrize("adjoints", [lambda dy: dy, lambda dy: [dy], lambda dy: (dy, dy, dy)],
+                         ids=["lone", "list of one", "three"])
+def test_custom_gradient_returning_a_wrong_number_of_adjoints_raises(adjoints):
+    @sd.custom_gradient
+    def product(a, b):
+        return a * b, adjoints
+
+    a, b = sd.Variable(3.0), sd.Variable(4.0)
+    with sd.GradientTape() as tape:
+        y = product(a, b)
+    with pytest.raises(ValueError, match="expected to return 2 gradients"):
+        tape.gradient(y, [a, b])
+
+
 def test_custom_gradient_nested_in_grad_fn_defines_the_second_derivative():
     # TensorFlow's pattern for a custom second derivative: grad_fn is itself built
     # from a custom_gradient function of x.

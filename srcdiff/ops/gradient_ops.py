@@ -13,6 +13,16 @@ def _nth(adjoints, i):
     return adjoints[i] if isinstance(adjoints, (tuple, list)) else adjoints
 
 
+def _counted(adjoints, n):
+    """``adjoints``, checked to be one per input as TensorFlow checks them (a lone adjoint
+    is the one input's); too few or too many would silently misplace them."""
+    given = len(adjoints) if isinstance(adjoints, (tuple, list)) else 1
+    if given != n:
+        raise ValueError(f"custom_gradient function expected to return {n} gradients, "
+                         f"but returned {given} instead.")
+    return adjoints
+
+
 class _CustomCall:
     """One call of a ``custom_gradient`` function, as a primitive with its own rule."""
 
@@ -37,7 +47,7 @@ class _CustomCall:
                 adjoints = (tuple(_raw(a) for a in adjoints)
                             if isinstance(adjoints, (tuple, list)) else _raw(adjoints))
             self._last = (g, adjoints)
-        return _nth(adjoints, i)
+        return _nth(_counted(adjoints, len(args)), i)
 
 
 def custom_gradient(f):

@@ -5,7 +5,7 @@ import math
 
 import numpy as np
 
-from .helpers import (interp_adjoint, log_of_base, one_minus_square, replaced_adjoint,
+from .helpers import (complex_sign_adjoint, interp_adjoint, log_of_base, one_minus_square, replaced_adjoint,
                       sinc_slope, unbroadcast, where_zero)
 from .registry import declare, defvjp, nondifferentiable
 
@@ -62,7 +62,7 @@ defvjp(np.positive, lambda g, ans, x: g)
 # (the tape conjugates vjps with complex values), d|z| = z / |z|.
 defvjp(np.absolute, lambda g, ans, x: g * np.conj(np.sign(x)))
 defvjp(np.fabs, lambda g, ans, x: g * np.sign(x))
-defvjp(np.sign, lambda g, ans, x: np.zeros_like(g))
+defvjp(np.sign, lambda g, ans, x: complex_sign_adjoint(g, x) if np.iscomplexobj(x) else np.zeros_like(g))
 defvjp(np.square, lambda g, ans, x: g * (2 * x))
 defvjp(np.sqrt, lambda g, ans, x: g / (2 * ans))
 defvjp(np.cbrt, lambda g, ans, x: g / (3 * ans ** 2))

@@ -359,6 +359,16 @@ def log_of_base(x):
     return np.log(np.where(defined, x, 1))
 
 
+def complex_sign_adjoint(g, x):
+    """The adjoint of ``np.sign(z) = z / |z|`` for a complex ``z``, which is not
+    holomorphic: ``(g - conj(g) conj(z) / z) / (2 |z|)``, 0 at 0 (TensorFlow's gradient
+    of ``sign``, in the rules' convention, which the tape conjugates)."""
+    size = np.abs(x)
+    nonzero = size != 0
+    z = np.where(nonzero, x, 1)
+    return where_zero(nonzero, (g - np.conj(g) * np.conj(z) / z) / (2 * np.where(nonzero, size, 1)))
+
+
 @measures(1)
 def untranspose(g, x, axes):
     """The adjoint of ``np.transpose(x, axes)``: ``g``'s axes put back in ``x``'s order,

@@ -17,7 +17,10 @@ from .registry import defvjp, primitive
 @primitive
 def sigmoid(x):
     """1 / (1 + exp(-x)), computed without overflow and correctly rounded as TensorFlow's
-    (``exp(-logaddexp(0, -x))`` is a unit in the last place off: 0.99995464 at 10)."""
+    (``exp(-logaddexp(0, -x))`` is a unit in the last place off: 0.99995464 at 10).
+    A complex ``x`` has no order to split on: there it is the formula itself."""
+    if np.iscomplexobj(x):
+        return 1 / (1 + np.exp(-x))
     return np.exp(np.minimum(x, 0)) / (1 + np.exp(-np.abs(x)))
 
 
