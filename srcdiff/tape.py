@@ -855,6 +855,8 @@ def _finish(g, source, unconnected, shape=None):
                 return g
             if isinstance(g, _ArrayLike):
                 return g if g.dtype == source.dtype else cast(g, source.dtype)
+            if np.iscomplexobj(g) and not np.iscomplexobj(source):
+                g = np.real(g)  # a real source's gradient, as TensorFlow casts it
             return Tensor(np.asarray(g, dtype=source.dtype))
     result = _new(Tensor)  # Tensor(g) without the __init__ frame
     result._value = g if kind is _NDARRAY else np.array(g, dtype)

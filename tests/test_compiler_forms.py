@@ -107,6 +107,10 @@ def call_in_a_list_literal(x):
     return np.sum(np.hstack([x, 2.0 * x]))
 
 
+def method_item(x):  # one element as a Python number
+    return x.item(0) * x.item(2) + np.reshape(x, (3, 1)).item((2, 0)) + np.sum(x[:1]).item()
+
+
 def call_block(x):
     m = np.outer(x, x)
     return np.sum(np.block([[m, x[:, None]], [x[None, :], np.zeros((1, 1))]]) ** 2)
@@ -440,6 +444,31 @@ def tuple_literal(x):
     return np.sum(t[0] * t[1])
 
 
+def pair_product(p):
+    return p[0] * p[1]
+
+
+def tuple_literal_passed(x):  # a value: each item's adjoint its own
+    return np.sum(pair_product((x, np.sin(x)))) + np.sum(pair_product((x[0], x[2])))
+
+
+def tuple_literal_read_whole(x):  # np.sum((a, b)) reads the tuple as an array
+    return np.sum((x, x * x)) + np.sum(np.maximum((x[0], x[1]), x[2]))
+
+
+def tuple_literal_as_a_shape(x):  # a shape stays in the call
+    n = x.shape[0]
+    return np.sum(np.reshape(x, (n, 1)) * np.ones((n, 2)) * np.transpose(np.tile(x, (2, 1)), (1, 0)))
+
+
+def tuple_literal_in_an_index_place(x):  # np.take's indices: no gradient, refused if active
+    return np.sum(np.take(x, (0, 2)))
+
+
+def tuple_literal_of_values_in_a_shape_place(x):
+    return np.sum(np.reshape(x, (x[0], 3)))
+
+
 def unary(x):
     return np.sum(-x) + np.sum(+x)
 
@@ -633,6 +662,9 @@ async def async_function(x):
 
 
 GRAD, REFUSE = "differentiated", "refused"
+# differentiated where the tape is not: a conversion to a Python number leaves the tape
+# (as .numpy() leaves TensorFlow's), so compiled == finite differences alone
+COMPILED = "differentiated compiled"
 
 # Every gast expression class: (program, expected outcome) pairs using it.
 EXPRESSIONS = {
@@ -644,7 +676,7 @@ EXPRESSIONS = {
              (call_keyword_without_a_model, REFUSE), (call_starred, GRAD),
              (call_starred_of_unknown_length, REFUSE),
              (call_in_a_list_literal, GRAD), (call_method_known, GRAD),
-             (call_method_unknown, REFUSE), (call_method_diagonal, GRAD),
+             (call_method_unknown, REFUSE), (call_method_diagonal, GRAD), (method_item, COMPILED),
              (call_user_method, REFUSE),
              (call_user_function_keyword, GRAD), (call_recursive_helper, GRAD),
              (call_keyword_only_parameters, GRAD), (call_kwargs_parameters, GRAD),
@@ -678,7 +710,10 @@ EXPRESSIONS = {
                 (call_starred_of_unknown_length, REFUSE),
                 (call_passes_varargs_on, GRAD)],
     "Subscript": [(subscript, GRAD)],
-    "Tuple": [(tuple_literal, GRAD)],
+    "Tuple": [(tuple_literal, GRAD), (tuple_literal_passed, GRAD),
+              (tuple_literal_read_whole, COMPILED),
+              (tuple_literal_as_a_shape, GRAD), (tuple_literal_in_an_index_place, GRAD),
+              (tuple_literal_of_values_in_a_shape_place, REFUSE)],
     "UnaryOp": [(unary, GRAD), (invert_a_mask, GRAD)],
     "Yield": [(yield_form, REFUSE)],
     "YieldFrom": [(yield_from_form, REFUSE)],
@@ -746,8 +781,8 @@ def _cases():
 
 @pytest.mark.parametrize("fn, outcome", list(_cases()))
 def test_each_form_is_differentiated_or_refused(fn, outcome):
-    if outcome == GRAD:
-        check_grad(fn, (X.copy(),))
+    if outcome in (GRAD, COMPILED):
+        check_grad(fn, (X.copy(),), eager=outcome == GRAD)
     else:
         with pytest.raises((sd.CompileError, TypeError)) as info:
             sd.grad(fn)(X.copy())

@@ -304,8 +304,9 @@ def _tape_gradient(f, *args):
 @pytest.mark.parametrize("f", [lambda x, w: np.sum(x * x * w),
                                lambda x, w: np.sum(np.abs(x) ** 2 * w),
                                lambda x, w: np.real(np.sum(np.sin(x) * w)),
-                               lambda x, w: np.imag(np.sum(np.sign(x) * x * w))],
-                         ids=["holomorphic", "real-valued", "real part", "sign"])
+                               lambda x, w: np.imag(np.sum(np.sign(x) * x * w)),
+                               lambda x, w: np.var(x * w) + np.abs(np.vdot(x, w * x))],
+                         ids=["holomorphic", "real-valued", "real part", "sign", "var, vdot"])
 def test_complex_gradients_are_the_tapes(f):
     w = np.array([1.0, 2.0, 0.5])
     expected = _tape_gradient(f, C, w)
@@ -315,6 +316,14 @@ def test_complex_gradients_are_the_tapes(f):
     np.testing.assert_allclose(got, expected[0], rtol=1e-12)
     # |x|^2 is real: its gradient is 2x in TensorFlow's convention
     np.testing.assert_allclose(sd.grad(lambda x: np.sum(np.abs(x) ** 2))(C), 2 * C)
+
+
+def test_item_of_a_complex_value_keeps_its_imaginary_part():
+    def f(x):  # Im(z^2) = 2 Re z Im z: its gradient is 2 Im z + 2i Re z
+        return np.sum(x * x).item().imag + np.real(x * x).item(1)
+
+    expected = 2j * np.conj(C) + np.array([0, 2 * np.conj(C[1]), 0])
+    np.testing.assert_allclose(sd.grad(f)(C), expected, rtol=1e-12)
 
 
 def test_complex_jacobian_is_the_tapes():

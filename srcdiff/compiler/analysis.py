@@ -21,7 +21,7 @@ import numpy as np
 
 from .. import rules
 from ..rules import containers
-from ..rules.shapes import SEQUENCE_FORMS, cast
+from ..rules.shapes import SEQUENCE_FORMS, cast, item
 from . import syntax as S
 from .anf import STATIC_ATTRIBUTES
 from .dispatch import Method
@@ -35,6 +35,10 @@ UNARY = {gast.USub: np.negative, gast.UAdd: np.positive}
 
 # Builtins on numbers that are NumPy primitives in disguise, as operators are.
 _BUILTIN_PRIMITIVES = {abs: np.absolute, max: np.maximum, min: np.minimum, pow: np.power}
+
+
+# the functions normalize writes for methods: x.astype(t) -> cast(x, t), x.item() -> item(x)
+_METHOD_FUNCTIONS = {"cast": cast, "item": item}
 
 
 class Kind(enum.Enum):
@@ -161,8 +165,8 @@ class Describer:
         try:
             fn = self.resolve(node.func)
         except KeyError:
-            if isinstance(node.func, gast.Name) and node.func.id == "cast":
-                fn = cast
+            if isinstance(node.func, gast.Name) and node.func.id in _METHOD_FUNCTIONS:
+                fn = _METHOD_FUNCTIONS[node.func.id]
             elif isinstance(node.func, gast.Attribute) and isinstance(node.func.value,
                                                                       gast.Name):
                 # obj.f(x) of a local obj: the method is looked up when it runs
@@ -200,8 +204,8 @@ class Describer:
             op = unknown(node, rules.registry.primitive_name(fn))
             op.fn = fn
             return op
-        if fn is cast:
-            op.forward = cast  # x.astype(t) is cast(x, t): bound
+        if fn in _METHOD_FUNCTIONS.values():
+            op.forward = fn  # x.astype(t) is cast(x, t): bound
         return op
 
     def bind(self, fn, node):
@@ -286,10 +290,26 @@ def check_modelled(facts, active, source_map):
         op = facts.ops[id(s)]
         if op.kind in (Kind.UNKNOWN, Kind.OPAQUE) and set(target_names(s.targets[0])) & active:
             raise refusal(source_map, s, op)
+        if op.kind in (Kind.PRIMITIVE, Kind.CALL, Kind.SPLIT):
+            _refuse_active_literals(s, op, active, source_map)
         kept_whole = isinstance(s.targets[0], gast.Name) and s.targets[0].id in active
         if op.kind is Kind.SPLIT and kept_whole:  # its adjoint is made by unpacking only
             raise source_map.error(s, f"cannot differentiate the pieces of {op.name} kept "
                                       "together", hint="Unpack them: a, b = np.split(x, 2)")
+
+
+def _refuse_active_literals(s, op, active, source_map):
+    """Refuse a tuple or list literal argument holding an active name: an adjoint
+    reaches a name given whole (``t = (a, b); f(t)``: a container), never one inside
+    a literal left in the call (normalize keeps shapes and axes such as ``(n, 3)`` there)."""
+    inputs = op.inputs[:1] if op.kind is Kind.PRIMITIVE and op.fn is operator.getitem else (
+        op.inputs)  # an index carries no gradient
+    for a in [*inputs, *op.kwargs.values()]:
+        held = [e for e in getattr(a, "elts", ()) if isinstance(a, (gast.Tuple, gast.List))]
+        if any(isinstance(e, gast.Name) and e.id in active for e in held):
+            raise source_map.error(s, "cannot differentiate through a tuple literal of "
+                                      "values passed to a call",
+                                   hint="Name it first: t = (a, b), then pass t.")
 
 
 def refusal(source_map, s, op):

@@ -7,6 +7,8 @@ methods and array attributes become NumPy calls.  Invariant: what ``atom`` retur
 is a name or a constant (or a module constant such as ``np.pi``), and each
 statement emitted is in the grammar of normalize.py's docstring.
 """
+import inspect
+
 import gast
 import numpy as np
 
@@ -236,8 +238,8 @@ class ExpressionLowering:
                                               keywords), func.attr)
             if func.attr == "astype":
                 return gast.Call(func=S.name("cast"), args=[obj] + args, keywords=keywords)
-            if func.attr == "item":
-                return gast.Call(func=S.name("float"), args=[obj], keywords=[])
+            if func.attr == "item" and not keywords:
+                return gast.Call(func=S.name("item"), args=[obj] + args, keywords=[])
             if func.attr in DICT_VIEWS and not args and not keywords and getattr(
                     node, "srcdiff_consumed", False):
                 return self.dict_view(obj, func.attr, node)
@@ -256,8 +258,9 @@ class ExpressionLowering:
                         a.func.attr in DICT_VIEWS):
                     a.srcdiff_consumed = True
         args = [self.call_arg(a, hint) for a in node.args]
-        if whole and args:
-            args[0] = self.atom(args[0], hint)
+        for k in _data_positions(resolved, len(args), whole):
+            if isinstance(args[k], gast.Tuple) and not _constant(args[k]):  # np.sum((a, b))
+                args[k] = self.atom(args[k], hint)
         keywords = [gast.keyword(arg=k.arg, value=self.call_arg(k.value, hint))
                     for k in node.keywords]
         if not isinstance(func, (gast.Name, gast.Attribute)):
@@ -344,6 +347,32 @@ def _consumes_at_once(fn):
         return True
     return isinstance(fn, np.ufunc) or (getattr(fn, "__module__", None) or "").startswith(
         "numpy")
+
+
+def _data_positions(fn, n, whole):
+    """The positions of ``fn``'s arguments that take values, where a tuple literal is a
+    value whose items get adjoints (elsewhere a literal stays in the call: shapes and
+    axes, ``np.reshape(x, (n, 3))``): all of a Python function's or a ufunc's, the first of
+    a NumPy function that does not take a shape first, or of a container-reading call
+    (``whole``).  An active item of a literal left in place is refused (analysis.py)."""
+    fn = getattr(fn, "__numpy__", fn)
+    fn = getattr(fn, "python_function", fn)
+    if isinstance(fn, np.ufunc) or inspect.isfunction(fn) and not (
+            getattr(fn, "__module__", None) or "").startswith(("numpy", "srcdiff")):
+        return range(n)
+    if whole or _takes_values_first(fn):
+        return range(min(n, 1))
+    return ()
+
+
+def _takes_values_first(fn):
+    if not (getattr(fn, "__module__", None) or "").startswith("numpy"):
+        return False
+    try:
+        first = next(iter(inspect.signature(fn).parameters), None)
+    except (TypeError, ValueError):
+        return False
+    return first not in (None, "shape")
 
 
 _EAGER = (list, tuple, sorted, sum, len, max, min, set, frozenset, dict, any, all)

@@ -15,7 +15,7 @@ import numpy as np
 
 from ..rules import defvjp, registry
 from ..rules import shapes
-from ..rules.helpers import unbroadcast
+from ..rules.helpers import real_part, unbroadcast
 from ..tensor import _ArrayLike, cast, constant, convert_to_tensor
 from .array_ops import (eye, ones, ones_like, range, rank, shape, size, stop_gradient,
                         zeros, zeros_like)
@@ -34,9 +34,12 @@ def numpy_form(make):
     return form
 
 
-def _as_given(g, value):
-    """The adjoint of ``value`` from that of a Tensor made of it: of its dtype, and
-    summed back where the Tensor broadcast it (reshaped back where it reshaped it)."""
+def _as_given(g, ans, value):
+    """The adjoint of ``value`` from that of a Tensor ``ans`` made of it: of its dtype
+    (real where ``ans`` is), and summed back where the Tensor broadcast it (reshaped
+    back where it reshaped it)."""
+    if not np.iscomplexobj(ans):
+        g = real_part(g)
     if np.shape(g) != np.shape(value):
         g = (np.reshape(g, np.shape(value)) if np.size(g) == np.size(value)
              else unbroadcast(g, value))
@@ -44,11 +47,11 @@ def _as_given(g, value):
 
 
 def _constant_vjp(g, ans, value, dtype=None, shape=None, name=None):
-    return _as_given(g, value)
+    return _as_given(g, ans, value)
 
 
 def _convert_vjp(g, ans, value, dtype=None, dtype_hint=None, name=None):
-    return _as_given(g, value)
+    return _as_given(g, ans, value)
 
 
 cast.__numpy__ = shapes.cast  # a primitive with its own rule: float to float passes

@@ -5,8 +5,9 @@ import math
 
 import numpy as np
 
-from .helpers import (complex_sign_adjoint, interp_adjoint, log_of_base, one_minus_square, replaced_adjoint,
-                      sinc_slope, unbroadcast, where_zero)
+from .helpers import (complex_sign_adjoint, interp_adjoint, kept_adjoint, log_of_base,
+                      one_minus_square, real_part, replaced_adjoint, sinc_slope, unbroadcast,
+                      where_zero)
 from .registry import declare, defvjp, nondifferentiable
 
 # Arithmetic: each input's adjoint is summed back over broadcast axes.
@@ -60,7 +61,8 @@ defvjp(np.negative, lambda g, ans, x: -g)
 defvjp(np.positive, lambda g, ans, x: g)
 # |x| of a complex x is not holomorphic: conj keeps TensorFlow's convention
 # (the tape conjugates vjps with complex values), d|z| = z / |z|.
-defvjp(np.absolute, lambda g, ans, x: g * np.conj(np.sign(x)))
+defvjp(np.absolute, lambda g, ans, x: (real_part(g) * np.conj(np.sign(x)) if np.iscomplexobj(x)
+                                        else g * np.sign(x)))
 defvjp(np.fabs, lambda g, ans, x: g * np.sign(x))
 defvjp(np.sign, lambda g, ans, x: complex_sign_adjoint(g, x) if np.iscomplexobj(x) else np.zeros_like(g))
 defvjp(np.square, lambda g, ans, x: g * (2 * x))
@@ -94,8 +96,7 @@ defvjp(np.conjugate, lambda g, ans, x: np.conj(g))
 defvjp(np.sinc, lambda g, ans, x: g * sinc_slope(x))
 # The elements nan_to_num replaces have no gradient; the values they are replaced with do.
 defvjp(np.nan_to_num,
-       lambda g, ans, x, copy=True, nan=0.0, posinf=None, neginf=None:
-       where_zero(np.isfinite(x), g),
+       lambda g, ans, x, copy=True, nan=0.0, posinf=None, neginf=None: kept_adjoint(g, x),
        None,
        lambda g, ans, x, copy=True, nan=0.0, posinf=None, neginf=None:
        replaced_adjoint(g, x, "nan"),
@@ -116,8 +117,9 @@ defvjp(np.interp,
        lambda g, ans, x, xp, fp, left=None, right=None, period=None:
        interp_adjoint(4, g, x, xp, fp, left, right, period))
 # Not ufuncs: views of a complex array's parts.
-defvjp(np.real, lambda g, ans, x: g + 0j if np.iscomplexobj(x) else g, view=True, batches=True)
-defvjp(np.imag, lambda g, ans, x: -1j * g if np.iscomplexobj(x) else np.zeros_like(g),
+defvjp(np.real, lambda g, ans, x: real_part(g) + 0j if np.iscomplexobj(x) else g, view=True,
+       batches=True)
+defvjp(np.imag, lambda g, ans, x: -1j * real_part(g) if np.iscomplexobj(x) else np.zeros_like(g),
        view=True, batches=True)
 
 nondifferentiable(

@@ -247,6 +247,8 @@ def norm_adjoint(g, ans, x, ord, axis, keepdims):
     """The adjoint of ``np.linalg.norm``: the vector p-norms, and the matrix norms
     (Frobenius's, and those of :func:`matrix_norm_slope`)."""
     matrix = np.ndim(x) == 2 if axis is None else np.size(axis) == 2
+    if np.iscomplexobj(x):
+        g = real_part(g)
     if ord is None or ord == "fro" or (ord == 2 and not matrix):
         return unreduce(g / ans, x, axis, keepdims) * np.conj(x)
     if matrix:
@@ -276,6 +278,8 @@ def matrix_norm_slope(x, ord, axis):
         slope = np.sign(m) * np.expand_dims(hit / np.sum(hit, axis=-1, keepdims=True), along)
     else:
         raise NotImplementedError(f"the gradient of the matrix norm ord={ord!r}")
+    if np.iscomplexobj(slope):  # a real result: conjugated in the rules' convention
+        slope = np.conj(slope)
     return np.moveaxis(slope, (-2, -1), axes)
 
 
@@ -357,6 +361,24 @@ def log_of_base(x):
     complex), else 0, as TensorFlow's gradient of ``pow`` has it."""
     defined = x != 0 if np.iscomplexobj(x) else x > 0
     return np.log(np.where(defined, x, 1))
+
+
+def real_part(g):
+    """The adjoint of a real result of a complex input (``np.real(z)``, ``|z|``, a norm),
+    as the rule of such a result must read it: its real part.  Compiled code lets the
+    adjoint of a real value pick up an imaginary part where it met a complex operand
+    (in ``x * 1j``, real ``x``'s adjoint is complex); that part means nothing, and is
+    dropped at a real argument, but a rule back into complex numbers would rotate it
+    into the real one."""
+    return np.real(g) if np.iscomplexobj(g) else g
+
+
+def deviation(x, axis):
+    """``x - mean(x)`` along ``axis``, conjugated for a complex ``x``: the slope of the
+    (real) variance, ``|x - mean|**2``'s as ``|z|**2``'s is ``conj(z)`` in the rules'
+    convention."""
+    d = x - np.mean(x, axis=axis, keepdims=True)
+    return np.conj(d) if np.iscomplexobj(d) else d
 
 
 def complex_sign_adjoint(g, x):
@@ -485,6 +507,8 @@ def stack_adjoint(i, g, axis):
 
 def take_adjoint(g, x, indices, axis):
     """The adjoint of ``np.take(x, indices, axis)``: ``g`` scattered back."""
+    if isinstance(indices, tuple):  # np.take(x, (0, 2)): positions, not one per axis
+        indices = np.asarray(indices)
     if axis is None:
         return np.reshape(unindex(g, indices, np.ravel(x)), np.shape(x))
     return unindex(g, (slice(None),) * (axis % np.ndim(x)) + (indices,), x)
@@ -851,6 +875,16 @@ def ptp_adjoint(g, x, axis, keepdims):
     bottom = np.min(x, axis=axis, keepdims=keepdims)
     return (extremum_adjoint(g, top, x, axis, keepdims)
             - extremum_adjoint(g, bottom, x, axis, keepdims))
+
+
+def kept_adjoint(g, x):
+    """The adjoint of ``x`` in ``np.nan_to_num(x)``: ``g`` where ``x`` is finite and
+    kept; of a complex ``x``, each part where that part is (NumPy replaces them apart)."""
+    if not np.iscomplexobj(x):
+        return where_zero(np.isfinite(x), g)
+    g = np.asarray(g)
+    return (where_zero(np.isfinite(x.real), g.real)
+            + 1j * where_zero(np.isfinite(x.imag), g.imag))
 
 
 def replaced_adjoint(g, x, which):

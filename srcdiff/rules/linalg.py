@@ -3,7 +3,7 @@ import numpy as np
 
 from .helpers import (T, cholesky_adjoint, dot_lhs, dot_rhs, eigh_adjoint, einsum_adjoint,
                       kron_adjoint, matmul_lhs, matmul_rhs, multi_dot_adjoint, qr_adjoint,
-                      solve_adjoints, svd_adjoint, tensordot_lhs, tensordot_rhs)
+                      real_part, solve_adjoints, svd_adjoint, tensordot_lhs, tensordot_rhs)
 from .registry import defexpansion, defform, defvjp, defvjp_argnum, nondifferentiable, primitive
 from .shapes import SEQUENCE_FORMS
 
@@ -13,9 +13,9 @@ defvjp(np.matmul,  # a ufunc: its rule batches over leading axes, as matmul does
 defvjp(np.dot,
        lambda g, ans, a, b: dot_lhs(g, a, b),
        lambda g, ans, a, b: dot_rhs(g, a, b))
-defvjp(np.vdot,
-       lambda g, ans, a, b: np.reshape(g * np.ravel(b), np.shape(a)),
-       lambda g, ans, a, b: np.reshape(g * np.ravel(a), np.shape(b)))
+defvjp(np.vdot,  # sum(conj(a) * b): conjugate-linear in a
+       lambda g, ans, a, b: np.reshape(np.conj(g * np.ravel(b)), np.shape(a)),
+       lambda g, ans, a, b: np.reshape(g * np.conj(np.ravel(a)), np.shape(b)))
 defvjp(np.outer,
        lambda g, ans, a, b: np.reshape(g @ np.ravel(b), np.shape(a)),
        lambda g, ans, a, b: np.reshape(np.ravel(a) @ g, np.shape(b)))
@@ -110,7 +110,7 @@ def singular_values(a, full_matrices=True, compute_uv=False, hermitian=False):
     return svd_factor(a, 1, False, True, hermitian)
 
 
-defvjp(logabsdet, lambda g, ans, x: np.expand_dims(g, (-2, -1)) * T(np.linalg.inv(x)))
+defvjp(logabsdet, lambda g, ans, x: np.expand_dims(real_part(g), (-2, -1)) * T(np.linalg.inv(x)))
 nondifferentiable(sign_of_det)
 defvjp(eigh_factor, lambda g, ans, a, k, UPLO="L": eigh_adjoint(k, g, a, UPLO))
 defvjp(qr_factor, lambda g, ans, a, k, mode="reduced": qr_adjoint(k, g, a, mode))

@@ -10,7 +10,7 @@ and selu compute ``exp(x) - 1`` as TensorFlow's kernels do (not ``expm1``:
 0 too)."""
 import numpy as np
 
-from .helpers import where_zero
+from .helpers import real_only, where_zero
 from .registry import defvjp, primitive
 
 
@@ -99,7 +99,8 @@ def log_softmax(x, axis=-1):
 # Elementwise: their rules take batched adjoints.
 defvjp(sigmoid, lambda g, ans, x: g * ans * (1 - ans), batches=True)
 defvjp(softplus, lambda g, ans, x: g * sigmoid(x), batches=True)
-defvjp(softsign, lambda g, ans, x: g / np.square(1 + np.abs(x)), batches=True)
+defvjp(softsign, lambda g, ans, x: g / np.square(1 + np.abs(real_only(x, "softsign"))),
+       batches=True)
 defvjp(relu, lambda g, ans, x: kink_grad(g, x), batches=True)
 defvjp(relu6, lambda g, ans, x: kink_grad(g, x, 6), batches=True)
 defvjp(leaky_relu, lambda g, ans, x, alpha=0.2: kink_grad(g, x, np.inf, alpha), None,

@@ -4,9 +4,9 @@ Spread by ``unreduce``, which keeps leading batch axes: most of these rules batc
 ``reduces=True``: given one array and no axis, the result is a number."""
 import numpy as np
 
-from .helpers import (average_adjoint, average_weights_adjoint, cumprod_adjoint, diff_adjoint,
-                      extremum_adjoint, norm_adjoint, prod_adjoint, ptp_adjoint, reduced_count,
-                      trace_adjoint, unreduce)
+from .helpers import (average_adjoint, average_weights_adjoint, cumprod_adjoint, deviation,
+                      diff_adjoint, extremum_adjoint, norm_adjoint, prod_adjoint, ptp_adjoint,
+                      real_part, reduced_count, trace_adjoint, unreduce)
 from .registry import declare, defvjp, primitive
 
 
@@ -45,12 +45,12 @@ for _f in (np.max, np.min, np.amax, np.amin):
            extremum_adjoint(g, ans, x, axis, keepdims), batches=True, reduces=True)
 defvjp(np.var,
        lambda g, ans, x, axis=None, dtype=None, out=None, ddof=0, keepdims=False, **kw:
-       unreduce(g * 2 / (reduced_count(x, ans) - ddof), x, axis, keepdims)
-       * (x - np.mean(x, axis=axis, keepdims=True)), batches=True, reduces=True)
+       unreduce(real_part(g) * 2 / (reduced_count(x, ans) - ddof), x, axis, keepdims)
+       * deviation(x, axis), batches=True, reduces=True)
 defvjp(np.std,
        lambda g, ans, x, axis=None, dtype=None, out=None, ddof=0, keepdims=False, **kw:
-       unreduce(g / (ans * (reduced_count(x, ans) - ddof)), x, axis, keepdims)
-       * (x - np.mean(x, axis=axis, keepdims=True)), batches=True, reduces=True)
+       unreduce(real_part(g) / (ans * (reduced_count(x, ans) - ddof)), x, axis, keepdims)
+       * deviation(x, axis), batches=True, reduces=True)
 defvjp(np.cumsum,
        lambda g, ans, x, axis=None, **kw:
        np.reshape(np.flip(np.cumsum(np.flip(g, axis), axis), axis), np.shape(x)))
@@ -98,7 +98,7 @@ def norm(x, axis=None, keepdims=False):
 
 defvjp(norm,
        lambda g, ans, x, axis=None, keepdims=False:
-       unreduce(g / ans, x, axis, keepdims) * np.conj(x), batches=True)
+       unreduce(real_part(g) / ans, x, axis, keepdims) * np.conj(x), batches=True)
 defvjp(np.linalg.norm,
        lambda g, ans, x, ord=None, axis=None, keepdims=False:
        norm_adjoint(g, ans, x, ord, axis, keepdims), batches=True, reduces=True)

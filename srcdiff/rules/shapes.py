@@ -4,9 +4,9 @@ import operator
 import numpy as np
 
 from .helpers import (append_parts, batch_axes, clip_passes, concat_adjoint, diagonal_adjoint, either,
-                      from_end, pad_adjoint, pad_values_adjoint, repeat_adjoint, reshape_like,
-                      stack_adjoint, take_adjoint, take_along_axis_adjoint, tile_adjoint,
-                      unbroadcast, unindex, untranspose, where_zero)
+                      from_end, pad_adjoint, pad_values_adjoint, real_part, repeat_adjoint,
+                      reshape_like, stack_adjoint, take_adjoint, take_along_axis_adjoint,
+                      tile_adjoint, unbroadcast, unindex, untranspose, where_zero)
 from .registry import defexpansion, defvjp, defvjp_argnum, nondifferentiable, primitive
 
 # view=True: the result may share the first argument's memory (the compiler must know).
@@ -97,6 +97,26 @@ def cast(x, dtype):
     return np.asarray(x).astype(dtype)
 
 
+@primitive
+def item(x, *index):
+    """``x.item(*index)``: one element of ``x`` as the Python number NumPy gives (a
+    complex one stays complex, where ``float`` would drop its imaginary part)."""
+    return np.asarray(x).item(*index)
+
+
+def item_adjoint(g, ans, x, index):
+    """The adjoint of ``x`` in ``item(x, *index)``: ``g``, as x's type, at that element."""
+    g = converted_back(g, ans, x)
+    if isinstance(x, (float, int, complex)):
+        return g
+    if not index:
+        return np.reshape(g, np.shape(x))
+    index = index[0] if len(index) == 1 and isinstance(index[0], tuple) else index
+    flat = index[0] if len(index) == 1 else np.ravel_multi_index(index, np.shape(x))
+    return np.reshape(unindex(g, flat, np.ravel(x)), np.shape(x))
+
+
+defvjp(item, lambda g, ans, x, *index: item_adjoint(g, ans, x, index), number=True)
 defvjp_argnum(concatenate, lambda i, g, ans, *xs, axis=0: concat_adjoint(i, g, xs, axis))
 defvjp_argnum(stack, lambda i, g, ans, *xs, axis=0: stack_adjoint(i, g, axis))
 def converted_back(g, ans, x):
@@ -104,6 +124,8 @@ def converted_back(g, ans, x):
     through a conversion to integers or bools (piecewise constant, as ``floor``)."""
     if not np.issubdtype(np.result_type(ans), np.inexact):
         return np.zeros_like(g)
+    if not np.iscomplexobj(ans):
+        g = real_part(g)
     return g if isinstance(x, (float, int)) else cast(g, np.result_type(x))
 
 
@@ -125,7 +147,7 @@ defvjp(np.full, None,
        unbroadcast(g, fill_value))
 defvjp(np.full_like, None,
        lambda g, ans, a, fill_value, dtype=None, order="K", subok=True, shape=None, *,
-       device=None: unbroadcast(g, fill_value))
+       device=None: unbroadcast(converted_back(g, ans, fill_value), fill_value))
 defvjp(np.linspace,
        lambda g, ans, start, stop, num=50, endpoint=True, retstep=False, dtype=None,
        axis=0, *, device=None: unbroadcast(spaced(g, ans, num, endpoint, axis, 1.0, -1.0),
