@@ -458,7 +458,8 @@ def tuple_literal_read_whole(x):  # np.sum((a, b)) reads the tuple as an array
 
 def tuple_literal_as_a_shape(x):  # a shape stays in the call
     n = x.shape[0]
-    return np.sum(np.reshape(x, (n, 1)) * np.ones((n, 2)) * np.transpose(np.tile(x, (2, 1)), (1, 0)))
+    tiled = np.transpose(np.tile(x, (2, 1)), (1, 0))
+    return np.sum(np.reshape(x, (n, 1)) * np.ones((n, 2)) * tiled)
 
 
 def tuple_literal_in_an_index_place(x):  # np.take's indices: no gradient, refused if active

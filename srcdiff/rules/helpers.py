@@ -384,11 +384,10 @@ def deviation(x, axis):
 def complex_sign_adjoint(g, x):
     """The adjoint of ``np.sign(z) = z / |z|`` for a complex ``z``, which is not
     holomorphic: ``(g - conj(g) conj(z) / z) / (2 |z|)``, 0 at 0 (TensorFlow's gradient
-    of ``sign``, in the rules' convention, which the tape conjugates)."""
-    size = np.abs(x)
-    nonzero = size != 0
-    z = np.where(nonzero, x, 1)
-    return where_zero(nonzero, (g - np.conj(g) * np.conj(z) / z) / (2 * np.where(nonzero, size, 1)))
+    of ``sign``, in the rules' convention, which the tape conjugates); ``conj(z) / z``
+    is ``conj(sign z)**2``."""
+    size = np.where(x != 0, np.abs(x), np.inf)  # 0 at 0
+    return (g - np.conj(g) * np.conj(np.sign(x)) ** 2) / (2 * size)
 
 
 @measures(1)
