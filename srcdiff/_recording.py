@@ -16,6 +16,9 @@ class _State(threading.local):
         # once, while no tape records): a rule recorded on that tape only is asked for
         # this walk only, and may consume what it alone holds (function.py's tapes)
         self.taking = False
+        # > 0 while compiled code runs whose backward pass runs later, under no tape (a
+        # pullback's): what it reads of globals is kept as it was (runtime.FreeValues)
+        self.later = 0
 
 
 STATE = _State()

@@ -19,7 +19,7 @@ from .nest import unwrapped as _raw
 from .view import AdjointSource
 from ._recording import STATE
 from .rules.containers import CONTAINERS, Items, dense, zeros_like
-from .function import (DERIVATIVES, Derivative, Units, by_position, frozen,
+from .function import (DERIVATIVES, Derivative, Units, by_position,
                        is_scalar as _is_scalar, on_tapes, one_array, on_tensors, recorded, split_aux,
                        with_defaults)
 
@@ -367,8 +367,12 @@ def vjp(f, *args):
                         "GradientTape.gradient with output_gradients")
     positions = tuple(i for i, a in enumerate(args) if _differentiable(a))
     unit, raw = _prepare(Units(f, positions), args)
-    raw = [frozen(a) for a in raw]  # the pullback runs later: what the call read stays
-    y, tape = unit.run(raw)
+    raw = [nest.frozen(a) for a in raw]  # the pullback runs later: what the call read stays
+    STATE.later += 1  # and what it reads of globals (runtime.FreeValues)
+    try:
+        y, tape = unit.run(raw)
+    finally:
+        STATE.later -= 1
     _numeric_output(f, y)
 
     def pullback(dy):

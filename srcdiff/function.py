@@ -755,7 +755,7 @@ def _activity(inputs, tapes):
     elif True in active:
         for k in range(lead, count):
             if type(inputs[k]) is not Tensor:
-                plain[k] = frozen(plain[k])
+                plain[k] = nest.frozen(plain[k])
                 if type(inputs[k]) is np.ndarray:
                     inputs[k] = plain[k]
     return tuple(active), plain, (lead if simple else None)
@@ -826,22 +826,6 @@ def _read(value):
         return value.read_value()
     if isinstance(value, CONTAINERS):
         return nest.rebuilt(value, [_read(v) for v in nest.items(value)])
-    return value
-
-
-def frozen(value):
-    """``value`` with a read-only copy of each ndarray in it the caller may write into
-    (of each leaf of a pytree): the compiled forward pass keeps views of its arguments
-    for a backward step that runs later (a tape's, a pullback's), after the caller may
-    have written into them.  A read-only array that owns its memory is kept."""
-    if type(value) is np.ndarray:
-        if value.base is None and not value.flags.writeable:
-            return value
-        value = value.copy()
-        value.setflags(False)  # write=False, by position: cheaper than the flags object
-        return value
-    if isinstance(value, CONTAINERS):
-        return nest.rebuilt(value, [frozen(v) for v in nest.items(value)])
     return value
 
 

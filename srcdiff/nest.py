@@ -72,3 +72,19 @@ def rebuilt(container, values):
     if hasattr(container, "_fields"):  # a namedtuple
         return type(container)(*values)
     return type(container)(values)
+
+
+def frozen(value):
+    """``value`` with a read-only copy of each ndarray in it the caller may write into
+    (of each leaf of a pytree): the compiled forward pass keeps views of its arguments
+    for a backward step that runs later (a tape's, a pullback's), after the caller may
+    have written into them.  A read-only array that owns its memory is kept."""
+    if type(value) is np.ndarray:
+        if value.base is None and not value.flags.writeable:
+            return value
+        value = value.copy()
+        value.setflags(False)  # write=False, by position: cheaper than the flags object
+        return value
+    if isinstance(value, _CONTAINERS):
+        return rebuilt(value, [frozen(v) for v in items(value)])
+    return value

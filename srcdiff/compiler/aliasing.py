@@ -28,6 +28,7 @@ from ..rules import containers, traits_of
 from . import syntax as S
 from .analysis import Kind, target_names
 from .containers import definite
+from .names import FREE_VALUES
 
 
 def check_views(facts, source_map):
@@ -212,12 +213,13 @@ def _unparse(node):
 def _viewed(value, op):
     """The name whose memory ``value`` (described by ``op``) may share, or None."""
     first = op.inputs[0] if op.inputs else None
-    if not isinstance(first, gast.Name):
-        return None
+    if not isinstance(first, gast.Name) or first.id == FREE_VALUES:
+        return None  # W = free_values["W"]: an outside value, no view of a local
     if op.kind is Kind.COPY or op.kind is Kind.PRIMITIVE and (
-            traits_of(op.fn).view or op.fn is operator.getitem and (
-                not isinstance(value, gast.Subscript) or _basic(value.slice))):
-        return first.id  # operator.getitem(x, i) called: a view, for all we know
+            traits_of(op.fn).view or op.fn is containers.field or op.fn is operator.getitem
+            and (not isinstance(value, gast.Subscript) or _basic(value.slice))):
+        return first.id  # operator.getitem(x, i) called: a view, for all we know; p.W
+        # is an object p holds, shared as an item is
     return None
 
 

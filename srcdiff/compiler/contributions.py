@@ -56,10 +56,11 @@ def resolve_calls(facts, active, feeds, compile_call, names, depths, passed=()):
 def callee_writes(facts, calls, compile_call, depths):
     """({id(call statement) -> the positions of the arguments the user function it
     calls may write into (its unit's ``mutated``)}, {the same -> the positions of those
-    its result may share objects with (``aliased``)}), for every call: one whose result
-    is not active is compiled with no active argument to learn them, and one that
-    cannot be compiled may write into, and return, any of its arguments."""
-    writes, aliases = {}, {}
+    its result may share objects with (``aliased``)}, {the same -> its unit}), for
+    every call: one whose result is not active is compiled with no active argument to
+    learn them, and one that cannot be compiled (its unit None) may write into, and
+    return, any of its arguments."""
+    writes, aliases, units = {}, {}, {}
     for s in facts.exprs + facts.assigns:
         op = facts.ops[id(s)]
         if op.kind is not Kind.CALL:
@@ -72,10 +73,12 @@ def callee_writes(facts, calls, compile_call, depths):
                                     _kinds(facts, op, depths), s, op.inputs)
             except (CompileError, TypeError):  # TypeError: called with arguments it
                 writes[id(s)] = aliases[id(s)] = tuple(range(len(op.inputs)))  # does
-                continue                                                   # not take
+                units[id(s)] = None                                        # not take
+                continue
         writes[id(s)] = tuple(unit.mutated)
         aliases[id(s)] = tuple(unit.aliased)
-    return writes, aliases
+        units[id(s)] = unit
+    return writes, aliases, units
 
 
 def _kinds(facts, op, depths):

@@ -28,6 +28,7 @@ import threading
 
 from ..rules.containers import CONTAINERS, zeros_like
 from .errors import CompileError
+from .unit import ANY
 from .kwargs import keyword_call
 from .methods import holds_tensors
 from .runtime import shape_of
@@ -72,6 +73,10 @@ class MethodCall:
         # a call with no active input runs as written: it may write into anything
         self.mutated = () if any(mask) else tuple(range(len(mask)))
         self.aliased = tuple(range(len(mask)))  # unknown until it runs: any of them
+        # globals it reads for a gradient: any; those it writes into, checked when it
+        # runs if it is active, else any (free_effects.py)
+        self.free_reads = frozenset([ANY])
+        self.free_writes = frozenset() if any(mask) else frozenset([ANY])
         self._slots = {}  # (function, count of inputs) -> where each parameter's value is
         self._lock = threading.Lock()
         from .cache import functions_of  # not at the top: cache.py imports driver.py
@@ -176,12 +181,13 @@ class MethodCall:
                  "returns one result where the call unpacks several"
                  if self.several and not unit.several else
                  "returns a container" if unit.depth else
-                 "writes into its arguments" if unit.mutated else None)
+                 "writes into its arguments" if unit.mutated else
+                 "writes into a global or closure value" if unit.free_writes else None)
         if wrong is not None:
             raise self.error(f"cannot differentiate {fn.__qualname__} as called here: the "
                              f"method called depends on the object, and this one {wrong}",
                              "Return one array (or unpack a tuple literal), and compute "
-                             "on copies of the arguments.")
+                             "on copies of the arguments and globals.")
 
 
 class _Zero:

@@ -32,6 +32,7 @@ from .codegen import Refs, compile_source, to_source
 from .containers import (check_appends, check_array_methods, check_fields, check_one_kind,
                          container_depths, definite, split_conversions)
 from .contributions import Contributions, callee_writes, resolve_calls
+from .free_effects import check_free_writes, keys_of
 from .dispatch import Method, MethodCall
 from .errors import CompileError, InvariantError, NotBatched
 from .facts import gather
@@ -40,7 +41,7 @@ from .forward import Forward, shape_only
 from .in_place import InPlace
 from .local_functions import inline_local_functions
 from .methods import receivers
-from .names import Names
+from .names import FREE_VALUES, Names
 from .normalize import Normalizer
 from . import numbers
 from .optimize import live_names, propagate_copies
@@ -99,8 +100,9 @@ def compile_unit(fn, active, scalars, cache, lifted=(), ranks=(), functions=(), 
     param_ranks = {p: r for p, r in zip(params, ranks) if r is not None}
     refs = Refs(parsed.namespace)
     live = _read_when_called(fn, parsed)
+    free_values = FreeValues(fn)
     if live:  # the values the function's free names hold when it runs, not when compiled
-        values = refs.bind(FreeValues(fn), "free_values")
+        values = refs.bind(free_values, FREE_VALUES)
         node.body[:0] = [S.assign(n, gast.Subscript(value=values, slice=S.const(n),
                                                     ctx=gast.Load())) for n in live]
     name = unit_name(fn)
@@ -129,7 +131,7 @@ def compile_unit(fn, active, scalars, cache, lifted=(), ranks=(), functions=(), 
         Describer(parsed.resolve, parsed.source_map),
         {p for p, s in zip(params, scalars) if s == "float64"})
     pair = reverse(parsed, node.body, wrt, names, refs, compile_call, scalar_params,
-                   param_depths, param_ranks, batched)
+                   param_depths, param_ranks, batched, keys_of(fn, live, parsed.namespace))
     forward_code, backward_code, result = pair.forward, pair.backward, pair.result
     forward = gast.FunctionDef(
         name=f"{name}_forward", args=_signature(node.args, fn, refs), body=forward_code,
@@ -186,6 +188,8 @@ def compile_unit(fn, active, scalars, cache, lifted=(), ranks=(), functions=(), 
                 dependencies, mutated, pair.aliased)
     unit.blocks = blocks  # codegen.Block: the side-by-side view's map (srcdiff/view.py)
     unit.callees = tuple(callee for callee, _ in pair.calls.values())
+    unit.free_reads, unit.free_writes = pair.free_reads, pair.free_writes
+    free_values.kept = pair.kept  # copied where the backward pass runs later
     unit.unconnected = pair.unconnected
     unit.several = len(outputs) > 1  # it returns a tuple
     depth = pair.depths.get(getattr(outputs[0], "id", None), (0, 0))
@@ -300,12 +304,15 @@ class Pair:
     written: set         # the names whose arrays the body may write into (aliasing.py)
     measured: set        # the values the backward pass only measures (forward.shape_only)
     aliased: tuple       # the parameters whose objects the result may share (aliasing.py)
+    free_reads: frozenset   # the outside values the backward pass may read (free_effects.py)
+    free_writes: frozenset  # those the forward pass may write into
+    kept: frozenset         # the free names its own adjoints read
     rows: object = None  # (code, result, rows parameter) of the batched backward pass,
                          # or why there is none (asked for ``batched`` only)
 
 
 def reverse(parsed, body, wrt, names, refs, compile_call, scalar_params, param_depths=None,
-            param_ranks=None, batched=False):
+            param_ranks=None, batched=False, free=None):
     """The forward and backward passes of a normalised ``body``: facts, activity and
     aliasing checks, calls compiled, a draft backward pass whose marks are planned
     for, the final backward pass, then the forward pass that keeps what it reads."""
@@ -331,8 +338,10 @@ def reverse(parsed, body, wrt, names, refs, compile_call, scalar_params, param_d
     depths, _ = container_depths(facts, param_depths, source_map)
     calls, tuples = resolve_calls(facts, active, feeds, compile_call, names, depths,
                                   {**parsed.passed, **parsed.closures})
-    writes, aliases = callee_writes(facts, calls, compile_call, depths)
+    writes, aliases, units = callee_writes(facts, calls, compile_call, depths)
     check_call_writes(facts, writes, varied, active, source_map)
+    free_reads, free_writes, kept = check_free_writes(facts, active, calls, units, writes, aliases,
+                                                free or {}, source_map)
     updates = check_updates(facts, depths, source_map, aliases)
     check_shared_writes(facts, depths, source_map, aliases)
     depths, mixed = container_depths(facts, param_depths, source_map, {
@@ -381,7 +390,8 @@ def reverse(parsed, body, wrt, names, refs, compile_call, scalar_params, param_d
     forward_code = forward.body(plan, ret, live, measured, bare)
     pair = Pair(forward_code, code, result, outputs, active, namer, forward.tape_names,
                 forward.consumed(), calls, backward.unconnected, facts, plan, depths,
-                written, measured, returned_aliases(facts, outputs, aliases))
+                written, measured, returned_aliases(facts, outputs, aliases), free_reads,
+                free_writes, kept)
     if batched:
         pair.rows = batched_pass(backward, plan, outputs, names.fresh("rows"), live, measured,
                                  adjoints - {namer.adjoint(p) for p in wrt},

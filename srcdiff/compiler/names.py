@@ -26,8 +26,9 @@ from . import syntax as S
 # write is about to change (``snapshot``) and a container's item it replaces
 # (``old_item``, ``put_back``), arithmetic written into an owned adjoint (``into``), the
 # lean unit's check of an array to write into (``spare``).
+FREE_VALUES = "free_values"
 EMITTED = frozenset({"np", "tape", "_", "range", "reversed", "len", "min", "float", "slice",
-                     "cast", "shape_of", "UNBOUND", "unbound", "free_values", "snapshot",
+                     "cast", "shape_of", "UNBOUND", "unbound", FREE_VALUES, "snapshot",
                      "old_item", "put_back", "into", "spare"})
 # Compiled callees are bound as NAME_forward and NAME_backward.
 CALLEE_SUFFIXES = ("_forward", "_backward")

@@ -16,6 +16,7 @@ import threading
 import gast
 
 from .errors import CompileError, InvariantError
+from .unit import ANY
 from .exits import has_early_return
 from .parse import parse_function, unit_name
 
@@ -35,6 +36,8 @@ class Recursive:
         self.mutated = ()       # assumed, checked by resolve
         self.aliased = tuple(range(len(active)))  # not known while it compiles: any
         self.unconnected = ()   # assumed, checked by resolve
+        self.free_reads = frozenset([ANY])  # not known while it compiles: any
+        self.free_writes = frozenset()      # assumed, checked by resolve
         self.unit = None        # the unit, once built
         self.called = False     # whether a call was compiled against the assumptions
         self._checking = threading.local()
@@ -61,6 +64,7 @@ class Recursive:
                                      f"{len(unit.wrt)}")
             wrong = ("returns several results" if unit.several != self.several else
                      "writes into its arguments" if unit.mutated else
+                     "writes into a global or closure value" if unit.free_writes else
                      f"does not use its argument(s) {', '.join(unit.unconnected)}"
                      if unit.unconnected else None)
             if wrong is not None:

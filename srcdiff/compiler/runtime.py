@@ -1,10 +1,14 @@
 """Helpers that generated code calls besides the rules' own."""
+import copy
 import math
 import numbers
 import operator
 from collections.abc import Mapping
 
 import numpy as np
+
+from .. import nest
+from .._recording import STATE
 
 
 class ShapeOf:
@@ -53,10 +57,16 @@ UNBOUND = _Unbound()
 
 
 def snapshot(value):
-    """A copy of an array that a write is about to change under another name (see
-    plan.py); anything else as it is (a number, or the placeholder of a name a branch
-    not taken left unbound: whether it holds an array is known only when it runs)."""
-    return value.copy() if hasattr(value, "copy") else value
+    """A copy of a value that a write is about to change under another name (see
+    plan.py): of an array, or of a container or object holding the array written
+    (``m.w`` of an object ``m``, ``d["w"]``), deep, since the write changes what it
+    holds, not itself; a number as it is, and the placeholder of a name a branch not
+    taken left unbound (whether it holds an array is known only when it runs)."""
+    if isinstance(value, np.ndarray):
+        return value.copy()
+    if value is UNBOUND or isinstance(value, numbers.Number):
+        return value
+    return copy.deepcopy(value)
 
 
 def old_item(xs, key):
@@ -89,20 +99,28 @@ def unbound(name):
 
 class FreeValues:
     """A function's free names as it sees them when it runs: its closure cells, then
-    its module's globals.  Compiled code reads ``free_values["W"]`` once per call."""
+    its module's globals.  Compiled code reads ``free_values["W"]`` once per call.
 
-    __slots__ = ("cells", "globals")
+    The names in ``kept`` are those the backward pass reads (free_effects.py): where
+    it runs later, after the caller may have written into them (under a tape, or for
+    a pullback), they are read as read-only copies, as the arguments are."""
+
+    __slots__ = ("cells", "globals", "kept")
 
     def __init__(self, fn):
         self.cells = dict(zip(fn.__code__.co_freevars, fn.__closure__ or ()))
         self.globals = fn.__globals__
+        self.kept = frozenset()
 
     def __getitem__(self, name):
         cell = self.cells.get(name)
         try:
-            return cell.cell_contents if cell is not None else self.globals[name]
+            value = cell.cell_contents if cell is not None else self.globals[name]
         except (KeyError, ValueError):
             raise NameError(f"name {name!r} is not defined") from None
+        if name in self.kept and (STATE.tapes or STATE.later):
+            return nest.frozen(value)
+        return value
 
 
 _OPERATORS = {np.add: operator.add, np.subtract: operator.sub, np.multiply: operator.mul,

@@ -30,11 +30,18 @@ from ..rules.helpers import batched as batch_of_rows
 from .errors import CompileError
 
 
+# The key, among a unit's ``free_reads``/``free_writes``, of any value from outside
+# the function: what a call the compiler cannot see into may read or write
+# (free_effects.py).
+ANY = "any outside value"
+
+
 class Unit:
     __slots__ = ("name", "forward", "backward", "source", "blocks", "params", "wrt", "_fn",
                  "dependencies", "mutated", "aliased", "callees", "unconnected", "several",
                  "depth", "filename", "specialised", "backward_rows", "not_batched",
-                 "backward_spent", "lean", "seed", "__weakref__")
+                 "backward_spent", "lean", "seed", "free_reads", "free_writes",
+                 "__weakref__")
 
     def __init__(self, name, forward, backward, source, params, wrt, fn, dependencies,
                  mutated=(), aliased=()):
@@ -61,6 +68,9 @@ class Unit:
         self.lean = None              # memory-lean: the large arrays' dtypes (in_place.py)
         self.backward_spent = None    # a lean unit's backward pass for a spent tape
         self.seed = None              # the dtype of seed it is for (None: any)
+        # the keys of the globals and closure values its backward pass may read, and
+        # of those its forward pass may write into (free_effects.py)
+        self.free_reads = self.free_writes = frozenset()
 
     @property
     def fn(self):
