@@ -100,6 +100,8 @@ def check_free_writes(facts, active, calls, units, writes, aliases, free, source
 
     def outside(names):
         """The free names among ``names`` and those sharing memory with them."""
+        if not free:
+            return set()
         return {m for n in names for m in joined.get(n, {n})} & free.keys()
 
     def keys(names):
@@ -121,6 +123,8 @@ def check_free_writes(facts, active, calls, units, writes, aliases, free, source
             unit = units[id(s)]
             wrote.append((s, set(), frozenset([ANY]) if unit is None else unit.free_writes,
                           True))
+    reads = [each for each in reads if each[2]]  # without keys, it meets nothing
+    wrote = [each for each in wrote if each[2]]
     for s, written, w, by_call in wrote:
         for r, read, k, of_call in reads:
             if not _reaches(facts, r, s):
