@@ -400,7 +400,8 @@ def _differentiable(value):
 
 def jacobian(f, wrt=0):
     """A function returning the Jacobian of ``f`` with respect to ``args[wrt]``:
-    shape ``output.shape + input.shape`` (a tuple of them for a tuple ``wrt``).
+    shape ``output.shape + input.shape`` (a tuple of them for a tuple ``wrt``; for a
+    tuple, list or dict of arrays, one per item in its structure, as ``jax.jacobian``).
     ``sd.jacobian(sd.grad(f))`` is the Hessian.  The compiled backward pass runs once,
     with a batch of cotangents.  Example::
 
@@ -440,16 +441,8 @@ def jacobian(f, wrt=0):
         y = np.asarray(y)
         seeds = np.eye(y.size, dtype=y.dtype if y.dtype.kind in "fc" else float)
         seeds = seeds.reshape((y.size,) + y.shape)  # one cotangent per element of y
-        shapes = [np.shape(raw[i]) for i in order]
-        columns, units.row_by_row = _columns(unit, tape, seeds, shapes)
-        results = {}
-        for j, i in enumerate(order):
-            shape = y.shape + np.shape(raw[i])
-            dtype = np.asarray(raw[i]).dtype
-            jac = np.reshape(columns[j], shape)
-            # in the argument's precision, as sd.grad's gradients are
-            results[i] = _conjugated(jac.astype(dtype, copy=False) if dtype.kind in "fc"
-                                     else jac)
+        columns, units.row_by_row = _columns(unit, tape, seeds, [raw[i] for i in order])
+        results = {i: _conjugated(column) for i, column in zip(order, columns)}
         return results[positions[0]] if single else _distinct([results[i] for i in positions])
 
     jac.cache_info = units.cache_info
@@ -457,28 +450,59 @@ def jacobian(f, wrt=0):
     return jac
 
 
-def _columns(unit, tape, seeds, shapes):
-    """For each active argument (of ``shapes``), the stack of its adjoints for each of
-    ``seeds``: ``[len(seeds), *shape]``; and why they took one walk per seed (None: one
-    batched walk for them all)."""
-    count = len(shapes)
+def _columns(unit, tape, seeds, values):
+    """For each active argument (of ``values``), its Jacobian for ``seeds`` (one adjoint
+    of the result ``y`` each, stacked: ``[y.size, *y.shape]``): ``y.shape + shape`` of
+    each array in it, in the argument's structure (a tuple, list or dict of arrays gives
+    one Jacobian per item, as JAX's and TensorFlow's do), in its precision, as sd.grad's
+    gradients are; and why they took one walk per seed (None: one batched walk)."""
+    count = len(values)
+    rows, shape = len(seeds), seeds.shape[1:]
     why = unit.not_batched or ("it returns several results" if unit.several or unit.depth
-                               else None if len(seeds) else "no rows")
-    if why is None:
-        grads = _as_tuple(unit.backward_batch(tape, seeds), count)
-        columns = []
-        for g, shape in zip(grads, shapes):
-            shape = (len(seeds),) + shape
-            if g is not None and np.shape(g) != shape:
-                raise InvariantError(f"{unit.name}'s batched backward pass gave an adjoint of "
-                                     f"shape {np.shape(g)} for {shape}")
-            columns.append(np.zeros(shape) if g is None else g)
-        return columns, None
-    rows = [_as_tuple(unit.backward(tape, seed), count) for seed in seeds]
-    # None: the result does not depend on that argument (its column is zeros)
-    return [np.stack([np.zeros(shape) if r[j] is None else np.broadcast_to(r[j], shape)
-                      for r in rows]) if rows else np.zeros((0,) + shape)
-            for j, shape in enumerate(shapes)], why
+                               else None if rows else "no rows")
+    if why is None:  # each leaf's adjoints, stacked
+        stacks = [_leaves(g, v) for g, v in zip(
+            _as_tuple(unit.backward_batch(tape, seeds), count), values)]
+    else:  # one walk per seed, its adjoints stacked leaf by leaf
+        walks = [_as_tuple(unit.backward(tape, seed), count) for seed in seeds]
+        stacks = [[_stack(column, x) for column, x in zip(
+            zip(*[_leaves(w[j], v) for w in walks]), nest.flatten(v))] if walks
+            else [None] * len(nest.flatten(v)) for j, v in enumerate(values)]
+
+    def jacobian(g, value):
+        own = np.shape(value)
+        if g is None:  # the result does not depend on it
+            g = np.zeros((rows,) + own)
+        elif np.shape(g) != (rows,) + own:
+            raise InvariantError(f"{unit.name}'s backward pass gave adjoints of shape "
+                                 f"{np.shape(g)} for {(rows,) + own}")
+        g = np.reshape(g, shape + own)
+        dtype = np.asarray(value).dtype
+        return g.astype(dtype, copy=False) if dtype.kind in "fc" else g
+
+    columns = []
+    for leaves, v in zip(stacks, values):
+        found = [jacobian(g, x) for g, x in zip(leaves, nest.flatten(v))]
+        columns.append(nest.pack_sequence_as(v, found) if isinstance(v, CONTAINERS)
+                       else found[0])
+    return columns, why
+
+
+def _leaves(g, value):
+    """The adjoint ``g`` of ``value`` (a pytree's, maybe sparse: rules/containers.py),
+    leaf by leaf in ``nest.flatten`` order, None where it has none."""
+    if not isinstance(value, CONTAINERS):
+        return [g]
+    return nest.flatten(dense(g, value, lambda a, _: a))
+
+
+def _stack(adjoints, value):
+    """One leaf's adjoints from a walk per seed, stacked (None: it has none)."""
+    if all(a is None for a in adjoints):
+        return None
+    shape = np.shape(value)
+    return np.stack([np.zeros(shape) if a is None else np.broadcast_to(a, shape)
+                     for a in adjoints])
 
 
 @entry_point

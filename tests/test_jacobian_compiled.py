@@ -13,6 +13,7 @@ import numpy as np
 import pytest
 
 import srcdiff as sd
+from srcdiff import nest
 from srcdiff.api import _prepare
 from srcdiff.function import Units
 from util import numerical_jacobian
@@ -242,3 +243,60 @@ def test_an_argument_the_result_does_not_depend_on_has_a_zero_jacobian(f):
     jx, ju = sd.jacobian(f, (0, 1))(X, B)
     np.testing.assert_array_equal(ju, np.zeros((N, N)))
     np.testing.assert_allclose(jx, finite_differences(f, (X, B), 0), rtol=1e-6, atol=1e-7)
+
+
+# --- a pytree argument: one Jacobian per leaf, in its structure (JAX's, TensorFlow's) ---
+
+def of_a_pair(p):
+    a, b = p
+    return np.tanh(a * b[:2]) + np.sum(b)
+
+
+def of_a_dict(p):
+    return p["w"] @ p["x"] + np.sin(p["x"]) * p["s"]
+
+
+def of_a_nested_list(p):
+    return p[0] * np.sum(p[1][0] ** 2) + np.cos(p[1][1])
+
+
+def of_a_pair_einsum(p):
+    return np.einsum("ij,j->i", p[0], p[1])
+
+
+def of_a_pair_one_unused(p):
+    return np.exp(p[0]) * 2.0
+
+
+PYTREES = [(of_a_pair, (X[:2], X[1:])),
+           (of_a_pair, [X[:2], X[1:]]),
+           (of_a_dict, {"w": W, "x": X, "s": S}),
+           (of_a_nested_list, [X, [V[0], X]]),
+           (of_a_pair_einsum, (W, X)),
+           (of_a_pair_one_unused, (X, V))]
+
+
+def _leaf_jacobians(f, tree):
+    """Finite differences of ``f`` with respect to each leaf of ``tree``, flattened."""
+    leaves = nest.flatten(tree)
+    out = []
+    for k, leaf in enumerate(leaves):
+        def partial(v, k=k):
+            values = list(leaves)
+            values[k] = v if np.ndim(leaf) else float(v)
+            return np.asarray(f(nest.pack_sequence_as(tree, values)), dtype=np.float64)
+        out.append(numerical_jacobian(partial, leaf))
+    return out
+
+
+@pytest.mark.parametrize("f, tree", PYTREES, ids=lambda v: getattr(v, "__name__", ""))
+def test_the_jacobian_of_a_pytree_argument_has_its_structure(f, tree):
+    jac = sd.jacobian(f)(tree)
+    assert type(jac) is type(tree)
+    got = nest.flatten(jac)
+    y = np.asarray(f(tree))
+    for g, expected, leaf in zip(got, _leaf_jacobians(f, tree), nest.flatten(tree)):
+        assert np.shape(g) == y.shape + np.shape(leaf)
+        np.testing.assert_allclose(g, expected, rtol=1e-6, atol=1e-7)
+    if isinstance(tree, dict):
+        assert set(jac) == set(tree)
