@@ -251,6 +251,13 @@ def joined(v):
     return np.sum(np.concatenate(xs))
 
 
+def joined_flat(v):
+    xs = [np.outer(v, v)]
+    for k in range(2):
+        xs = xs + [np.sin(xs[-1][k]) * v]
+    return np.sum(np.concatenate(xs, axis=None) ** 2)
+
+
 def literal_dict(v):
     d = {"a": v, "b": np.exp(v)}
     return np.sum(d["a"] * d["b"])
@@ -360,7 +367,7 @@ def pairs_sorted_and_picked(v):  # the items of sorted and max are containers
     return best[0] * np.sum(best[1]) + np.sum(pairs[0][1] * pairs[2][1]) + max(pairs)[0]
 
 
-BUILT = [trajectory, outputs_summed, nested_appends, joined, literal_dict,
+BUILT = [trajectory, outputs_summed, nested_appends, joined, joined_flat, literal_dict,
          largest_and_smallest, tied_largest, dict_by_key, dict_comprehension,
          dict_comprehension_filtered, blocks, new_key_after_a_copy, new_key_after_a_loop,
          number_replaced_after_a_copy, items_replaced_in_a_loop, pairs_sorted_and_picked]
@@ -503,6 +510,7 @@ LITERAL_ARGUMENTS = [
     lambda v: np.sum(np.where(v > 0, [v[0], v[1], v[2]], 0.0)),
     lambda v: np.dot(v, [v[0], v[1], v[2]]),
     lambda v: np.sum(np.concatenate([v, [v[0]]]) ** 2),
+    lambda v: np.sum(np.concatenate([np.outer(v, v), v], axis=None) * np.arange(12.0)),
     lambda v: np.sum(np.stack([v, [v[0], v[1], v[2] * 3.0]]) ** 2),
     lambda v: np.sum(np.linalg.multi_dot([np.outer(v, v), [v[1], v[2], 1.0]])),
     lambda v: np.sum(np.array([[v[0], 1.0], [2.0, v[1]]]) @ v[:2]),

@@ -439,6 +439,18 @@ def subscript(x):
     return x[0] * x[1:].sum() + x[-1] ** 2
 
 
+def subscript_slice_written_in_an_array(x):
+    a = np.zeros(5)
+    a[1:4] = x * 2.0
+    return np.sum(a * a)
+
+
+def subscript_slice_written_in_a_list(x):
+    xs = [x, x, x]
+    xs[0:2] = [x * 2.0, x * 3.0]
+    return np.sum(xs[0] + xs[1] + xs[2])
+
+
 def tuple_literal(x):
     t = (x, x * 3.0)
     return np.sum(t[0] * t[1])
@@ -710,7 +722,8 @@ EXPRESSIONS = {
     "Starred": [(starred_unpacking, GRAD), (call_starred, GRAD),
                 (call_starred_of_unknown_length, REFUSE),
                 (call_passes_varargs_on, GRAD)],
-    "Subscript": [(subscript, GRAD)],
+    "Subscript": [(subscript, GRAD), (subscript_slice_written_in_an_array, COMPILED),
+                  (subscript_slice_written_in_a_list, REFUSE)],
     "Tuple": [(tuple_literal, GRAD), (tuple_literal_passed, GRAD),
               (tuple_literal_read_whole, COMPILED),
               (tuple_literal_as_a_shape, GRAD), (tuple_literal_in_an_index_place, GRAD),

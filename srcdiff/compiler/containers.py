@@ -189,6 +189,23 @@ def check_array_methods(facts, depths, active, source_map):
                                         "function of your module.")
 
 
+def check_slice_writes(facts, depths, source_map):
+    """Refuse ``xs[i:j] = vs`` into a name that may hold a list: it may change the
+    list's length, and its adjoint's slots are written one by one."""
+    for s in facts.assigns:
+        target = s.targets[0]
+        if not isinstance(target, gast.Subscript) or depths.get(
+                target.value.id, (0, 0))[1] < 1:
+            continue
+        index = target.slice
+        if any(isinstance(p, gast.Slice) for p in (
+                index.elts if isinstance(index, gast.Tuple) else [index])):
+            raise source_map.error(s, f"cannot differentiate a write into a slice of "
+                                      f"{target.value.id}, which may hold a list",
+                                   hint="Write the items one by one (xs[i] = v), or build "
+                                        "a new list (xs = xs[:i] + vs + xs[j:]).")
+
+
 def check_appends(facts, source_map):
     """Refuse an ``append`` that the adjoints cannot follow: to a list the function did
     not make itself (an argument: the caller's list would change), or one that some

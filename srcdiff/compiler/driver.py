@@ -30,7 +30,7 @@ from .binding import CONSTANTS
 from .closures import convert_closures
 from .codegen import Refs, compile_source, to_source
 from .containers import (check_appends, check_array_methods, check_fields, check_one_kind,
-                         container_depths, definite, split_conversions)
+                         check_slice_writes, container_depths, definite, split_conversions)
 from .contributions import Contributions, callee_writes, resolve_calls
 from .free_effects import check_free_writes, keys_of
 from .dispatch import Method, MethodCall
@@ -349,6 +349,7 @@ def reverse(parsed, body, wrt, names, refs, compile_call, scalar_params, param_d
     check_one_kind(facts, mixed & active, source_map)
     check_fields(facts, tuples, source_map)
     check_array_methods(facts, depths, active, source_map)
+    check_slice_writes(facts, depths, source_map)
     sequences = facts.packs | tuples | definite(depths)
     replay = Replay(calls)
     written = written_names(facts, writes)

@@ -19,7 +19,7 @@ import operator
 
 import numpy as np
 
-from .helpers import unbroadcast
+from .helpers import concat_adjoint, unbroadcast
 from .registry import Rule
 
 CONTAINERS = (list, tuple, dict)
@@ -216,7 +216,10 @@ def back(g, a, b):
 
 def parts(g, xs, axis, promote=np.asarray):
     """The adjoints of the items of ``xs`` from the adjoint ``g`` of their join along
-    ``axis``, each item first promoted (``np.atleast_2d`` for vstack...)."""
+    ``axis`` (of the items flattened where it is None), each item first promoted
+    (``np.atleast_2d`` for vstack...)."""
+    if axis is None:
+        return _adjoints_of(xs, [concat_adjoint(k, g, xs, None) for k in range(len(xs))])
     shapes = [np.shape(promote(x)) for x in xs]
     bounds = np.cumsum([s[axis] for s in shapes])[:-1]
     pieces = np.split(g, bounds, axis=axis)

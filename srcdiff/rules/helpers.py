@@ -482,7 +482,12 @@ def clip_passes(x, lo, hi):
 
 
 def concat_adjoint(i, g, xs, axis):
-    """The slice of ``g`` that input ``i`` of a concatenation along ``axis`` became."""
+    """The slice of ``g`` that input ``i`` of a concatenation along ``axis`` became (of
+    the inputs flattened, one after another, where ``axis`` is None)."""
+    if axis is None:
+        start = sum(np.size(x) for x in xs[:i])
+        piece = g[..., start:start + np.size(xs[i])]  # a batch of rows keeps its axis
+        return np.reshape(piece, np.shape(g)[:-1] + np.shape(xs[i]))
     start = sum(np.shape(x)[axis] for x in xs[:i])
     stop = start + np.shape(xs[i])[axis]
     return g[(slice(None),) * (axis % np.ndim(g)) + (slice(start, stop),)]
@@ -491,10 +496,6 @@ def concat_adjoint(i, g, xs, axis):
 def append_parts(g, arr, values, axis):
     """The adjoints of ``arr`` and ``values`` from that of ``np.append(arr, values,
     axis)``: a concatenation, of the two flattened where ``axis`` is None."""
-    if axis is None:
-        cut = np.size(arr)
-        g = np.ravel(g)
-        return np.reshape(g[:cut], np.shape(arr)), np.reshape(g[cut:], np.shape(values))
     pair = (arr, values)
     return concat_adjoint(0, g, pair, axis), concat_adjoint(1, g, pair, axis)
 
