@@ -66,7 +66,7 @@ def check_effects(facts, varied, source_map, active=frozenset()):
         kind = facts.ops[id(s)].kind
         if not isinstance(call, gast.Call) or kind is Kind.CALL:
             continue
-        writes = _may_write(s, kind)
+        writes = may_write(s, kind)
         if not writes and kind is not Kind.UNKNOWN:
             continue
         loaded = S.loaded_names(call)
@@ -90,7 +90,7 @@ def check_call_writes(facts, writes, varied, active, source_map):
         if not positions:
             continue
         op = facts.ops[id(s)]
-        names = {n for k in positions for n in shared_with(shared, _name_at(op.inputs, k))}
+        names = {n for k in positions for n in shared_with(shared, name_at(op.inputs, k))}
         names -= facts.numbers
         before = _read_before(facts, s, names, read_by_active)
         if before:
@@ -110,8 +110,8 @@ def written_names(facts, writes):
     for s in facts.exprs + facts.assigns:
         op = facts.ops[id(s)]
         if op.kind is Kind.CALL:
-            direct |= {_name_at(op.inputs, k) for k in writes.get(id(s), ())} - {None}
-        elif isinstance(s.value, gast.Call) and _may_write(s, op.kind):
+            direct |= {name_at(op.inputs, k) for k in writes.get(id(s), ())} - {None}
+        elif isinstance(s.value, gast.Call) and may_write(s, op.kind):
             direct |= S.loaded_names(s.value)
     shared = sharing(facts)
     return {m for n in direct for m in shared_with(shared, n)} - facts.numbers
@@ -131,12 +131,12 @@ def _refuse(s, source_map, names=(), after=False):
              "x[i] = v or np.stack; or change a copy (x = x.copy()).")
 
 
-def _name_at(inputs, k):
+def name_at(inputs, k):
     node = inputs[k] if k < len(inputs) else None
     return node.id if isinstance(node, gast.Name) else None
 
 
-def _may_write(s, kind):
+def may_write(s, kind):
     """Whether the call of statement ``s`` (its op's ``kind``; not a user function's)
     is one that writes into its arguments: it is given ``out=``, or its result is
     discarded and it is not a primitive (``np.add.at(x, i, v)``, ``rng.shuffle(x)``)."""
@@ -347,7 +347,7 @@ def check_updates(facts, depths, source_map, aliases):
     checks = {}
     if not updates:
         return checks
-    joined, same, holders = _holding(facts, aliases)
+    joined, same, holders = holding(facts, aliases)
     containers_ = definite(depths) | facts.packs
     for s in updates:
         target = s.targets[0]
@@ -402,7 +402,7 @@ def check_shared_writes(facts, depths, source_map, aliases):
     writes = [s for s in facts.assigns if isinstance(s.targets[0], gast.Subscript)]
     if not writes:
         return
-    joined, _, _ = _holding(facts, aliases)
+    joined, _, _ = holding(facts, aliases)
     direct = _direct_views(facts)
     slots = set(depths) | facts.packs
     for s in writes:
@@ -454,7 +454,7 @@ def _upwards(name, same, holders):
 def returned_aliases(facts, outputs, aliases):
     """The positions of the parameters whose objects the results ``outputs`` may share
     (one returned as it is, a view of it, an item of it, a container holding it)."""
-    joined = _holding(facts, aliases)[0]
+    joined = holding(facts, aliases)[0]
     shared = set()
     for out in outputs:
         if isinstance(out, gast.Name):
@@ -471,7 +471,7 @@ def _held_names(node):
     return []
 
 
-def _holding(facts, aliases):
+def holding(facts, aliases):
     """({name: the names that may share an object with it}, {name: the names that are
     the same object by copies alone}, {name: the containers that may hold it}); the
     first two include the name itself."""

@@ -28,10 +28,10 @@ import threading
 
 from ..rules.containers import CONTAINERS, zeros_like
 from .errors import CompileError
-from .unit import ANY
 from .kwargs import keyword_call
 from .methods import holds_tensors
 from .runtime import shape_of
+from .unit import ANY
 
 
 class Method:

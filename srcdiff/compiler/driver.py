@@ -340,8 +340,8 @@ def reverse(parsed, body, wrt, names, refs, compile_call, scalar_params, param_d
                                   {**parsed.passed, **parsed.closures})
     writes, aliases, units = callee_writes(facts, calls, compile_call, depths)
     check_call_writes(facts, writes, varied, active, source_map)
-    free_reads, free_writes, kept = check_free_writes(facts, active, calls, units, writes, aliases,
-                                                free or {}, source_map)
+    free_reads, free_writes, kept = check_free_writes(
+        facts, active, calls, units, writes, aliases, free or {}, source_map)
     updates = check_updates(facts, depths, source_map, aliases)
     check_shared_writes(facts, depths, source_map, aliases)
     depths, mixed = container_depths(facts, param_depths, source_map, {

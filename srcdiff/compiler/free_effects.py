@@ -30,7 +30,7 @@ import gast
 import numpy as np
 
 from . import syntax as S
-from .aliasing import _holding, _may_write, _name_at
+from .aliasing import holding, may_write, name_at
 from .analysis import Kind, target_names
 from .unit import ANY
 
@@ -96,7 +96,7 @@ def check_free_writes(facts, active, calls, units, writes, aliases, free, source
     id(statement) -> (unit, tape) of the active calls; ``units``: id(statement) -> the
     unit of every call of a user function (None: not compiled); ``writes``/``aliases``
     as callee_writes gives them; ``free``: :func:`keys_of` the function's free names."""
-    joined = _holding(facts, aliases)[0]
+    joined = holding(facts, aliases)[0]
 
     def outside(names):
         """The free names among ``names`` and those sharing memory with them."""
@@ -148,8 +148,8 @@ def _written_at(s, op, writes):
     if not isinstance(getattr(s, "value", None), gast.Call):
         return set()
     if op.kind is Kind.CALL:
-        return {_name_at(op.inputs, k) for k in writes.get(id(s), ())} - {None}
-    return S.loaded_names(s.value) if _may_write(s, op.kind) else set()
+        return {name_at(op.inputs, k) for k in writes.get(id(s), ())} - {None}
+    return S.loaded_names(s.value) if may_write(s, op.kind) else set()
 
 
 def _reaches(facts, r, s):
