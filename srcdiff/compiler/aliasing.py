@@ -160,9 +160,14 @@ def _read_by_active(facts, active):
 def _read_before(facts, s, names, read_by_active):
     """Those of ``names`` an active statement reads before ``s`` or in a loop around
     both (the next pass's)."""
-    return {n for n in names for r in read_by_active.get(n, ())
-            if facts.order[id(r)] < facts.order[id(s)]
-            or facts.loops_of[id(r)] & facts.loops_of[id(s)]}
+    return {n for n in names for r in read_by_active.get(n, ()) if runs_before(facts, r, s)}
+
+
+def runs_before(facts, r, s):
+    """Whether statement ``r`` may run before ``s``: it comes first, or a loop holds
+    both (the next pass's ``s`` follows this pass's ``r``; ``s`` itself too)."""
+    return (facts.order[id(r)] < facts.order[id(s)]
+            or bool(facts.loops_of[id(r)] & facts.loops_of[id(s)]))
 
 
 def _read_after(facts, s, names):

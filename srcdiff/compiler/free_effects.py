@@ -30,7 +30,7 @@ import gast
 import numpy as np
 
 from . import syntax as S
-from .aliasing import holding, may_write, name_at
+from .aliasing import holding, may_write, name_at, runs_before
 from .analysis import Kind, target_names
 from .unit import ANY
 
@@ -125,14 +125,14 @@ def check_free_writes(facts, active, calls, units, writes, aliases, free, source
                           True))
     reads = [each for each in reads if each[2]]  # without keys, it meets nothing
     wrote = [each for each in wrote if each[2]]
-    for s, written, w, by_call in wrote:
+    for s, into, w, by_call in wrote:
         for r, read, k, of_call in reads:
-            if not _reaches(facts, r, s):
+            if not runs_before(facts, r, s):  # its adjoint runs before the write
                 continue
             if by_call or of_call:
                 hit = overlap(k, w)
             else:  # the plan saves what it reads under the names it joins with the write
-                hit = overlap(keys(read - written), w)
+                hit = overlap(keys(read - into), w)
             if hit:
                 _refuse_outside(s, source_map, free, k & w if ANY not in k | w else k or w)
     kept = set().union(*(names for _, names, _, _ in reads))
@@ -150,13 +150,6 @@ def _written_at(s, op, writes):
     if op.kind is Kind.CALL:
         return {name_at(op.inputs, k) for k in writes.get(id(s), ())} - {None}
     return S.loaded_names(s.value) if may_write(s, op.kind) else set()
-
-
-def _reaches(facts, r, s):
-    """Whether a value statement ``r`` reads may be written by ``s`` before its
-    adjoint runs: ``r`` comes first, or a loop holds both (``s`` itself too)."""
-    return (facts.order[id(r)] < facts.order[id(s)]
-            or bool(facts.loops_of[id(r)] & facts.loops_of[id(s)]))
 
 
 def _refuse_outside(s, source_map, free, keys):
