@@ -416,6 +416,98 @@ def set_comprehension(v):
     return sum(s)
 
 
+
+# --- items read before a later append: each adjoint into the item it named then ---
+
+def states_from_the_last(v):
+    hs = [v]
+    for t in range(3):
+        hs.append(np.tanh(hs[-1]) + 0.5 * hs[0])
+    return np.sum(hs[-1] * hs[1])
+
+
+def two_back(v):
+    hs = [v, 2.0 * v]
+    for t in range(4):
+        hs.append(hs[-1] * hs[-2] * 0.5 + np.sin(hs[t]))
+    return np.sum(hs[3] + hs[-1])
+
+
+def grown_in_a_while_loop(v):
+    hs = [v]
+    k = 0
+    while len(hs) < 4:
+        hs.append(np.sin(hs[k]) * hs[len(hs) - 1])
+        k += 1
+    return sum(np.sum(h) for h in hs)
+
+
+def made_afresh_in_an_outer_loop(v):
+    total = 0.0
+    for e in range(2):
+        hs = [v * (e + 1.0)]
+        for t in range(3):
+            if t % 2:
+                hs.append(hs[-1] ** 2)
+            else:
+                hs.append(np.cos(hs[t]))
+        total = total + np.sum(hs[-1])
+    return total
+
+
+def pairs_from_the_last(v):
+    ps = [(v, 2.0 * v)]
+    for t in range(3):
+        a, b = ps[-1]
+        ps.append((a * b, a + b))
+    return np.sum(ps[-1][0] + ps[1][1])
+
+
+def summed_so_far(v):  # a generator over the list: a read of each item
+    hs = [v]
+    for t in range(3):
+        hs.append(0.5 * sum(h for h in hs))
+    return np.sum(hs[-1])
+
+
+def by_a_slice_held_in_a_name(v):  # dhs[s] = dhs[s] + g
+    s = slice(-2, None)
+    hs = [v, 2.0 * v]
+    for t in range(3):
+        hs.append(np.sin(sum(hs[s])))
+    return np.sum(hs[-1] * hs[::2][1])
+
+
+READ_BEFORE_APPEND = [states_from_the_last, two_back, grown_in_a_while_loop,
+                      made_afresh_in_an_outer_loop, pairs_from_the_last, summed_so_far,
+                      by_a_slice_held_in_a_name]
+
+
+@pytest.mark.parametrize("fn", READ_BEFORE_APPEND, ids=lambda f: f.__name__)
+def test_items_read_before_a_later_append(fn):
+    check_tree(fn, V.copy())
+
+
+def stacked_before_an_append(v):
+    hs = [v]
+    for t in range(3):
+        hs.append(np.sum(np.stack(hs), axis=0))
+    return np.sum(hs[-1])
+
+
+def sliced_before_an_append(v):
+    hs = [v]
+    for t in range(3):
+        hs.append(sum(hs[-2:]))
+    return np.sum(hs[-1])
+
+
+@pytest.mark.parametrize("fn", [stacked_before_an_append, sliced_before_an_append],
+                         ids=lambda f: f.__name__)
+def test_the_whole_list_read_before_a_later_append_is_refused(fn):
+    with pytest.raises(sd.CompileError, match="before a later"):
+        sd.grad(fn)(V.copy())
+
 def test_list_of_a_generator_is_a_copy_of_the_list_it_makes():
     check_tree(listed, V.copy())
 

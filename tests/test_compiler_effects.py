@@ -51,12 +51,20 @@ def append_to_an_argument(w, xs):
 def read_before_a_later_append(w):
     xs = [w]
     for i in range(3):
-        xs.append(np.sin(xs[-1]))  # the gradient would see xs as it ends
+        xs.append(np.sin(np.stack(xs)[-1]))  # the gradient would see xs as it ends
     return np.sum(xs[-1])
 
 
-def test_a_list_built_by_append_is_differentiated():
-    check_grad(list_append, (W.copy(),))
+def item_read_before_a_later_append(w):
+    xs = [w]
+    for i in range(3):
+        xs.append(np.sin(xs[-1]))  # its adjoint goes to the item xs[-1] named then
+    return np.sum(xs[-1])
+
+
+@pytest.mark.parametrize("fn", [list_append, item_read_before_a_later_append])
+def test_a_list_built_by_append_is_differentiated(fn):
+    check_grad(fn, (W.copy(),))
 
 
 @pytest.mark.parametrize("fn, args", [(append_to_an_argument, lambda: (W.copy(), [])),

@@ -439,6 +439,20 @@ def subscript(x):
     return x[0] * x[1:].sum() + x[-1] ** 2
 
 
+def subscript_of_a_list_before_a_later_append(x):
+    hs = [x]
+    for _ in range(2):
+        hs.append(np.sin(hs[-1]) * hs[0])
+    return np.sum(hs[-1])
+
+
+def subscript_slice_of_a_list_before_a_later_append(x):
+    hs = [x]
+    for _ in range(2):
+        hs.append(sum(hs[-2:]))
+    return np.sum(hs[-1])
+
+
 def subscript_slice_written_in_an_array(x):
     a = np.zeros(5)
     a[1:4] = x * 2.0
@@ -723,6 +737,8 @@ EXPRESSIONS = {
                 (call_starred_of_unknown_length, REFUSE),
                 (call_passes_varargs_on, GRAD)],
     "Subscript": [(subscript, GRAD), (subscript_slice_written_in_an_array, COMPILED),
+                  (subscript_of_a_list_before_a_later_append, GRAD),
+                  (subscript_slice_of_a_list_before_a_later_append, REFUSE),
                   (subscript_slice_written_in_a_list, REFUSE)],
     "Tuple": [(tuple_literal, GRAD), (tuple_literal_passed, GRAD),
               (tuple_literal_read_whole, COMPILED),

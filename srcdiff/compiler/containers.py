@@ -9,9 +9,12 @@ parameter's nesting is known when it is compiled), or a copy of one of these (by
 or by ``list``, ``tuple`` or ``dict``).
 
 ``xs.append(v)`` is differentiated as ``xs = append(xs, v)``: the list the adjoint
-reads is the list as it ends.  That is exact only if no adjoint reads the list
-before an append changes it, and if no other name or container shares it.
-:func:`check_appends` refuses every other use.
+reads is the list as it ends.  That is exact where no adjoint reads the list before
+an append changes it, and no other name or container shares it; and for ``xs[i]``
+read before a later append too, whose adjoint goes into ``dxs[i]`` when the backward
+pass has undone the appends after it: ``dxs`` then has the items the list had, and
+``i`` (``-1`` too) names the item it named.  :func:`check_appends` refuses every
+other use.
 
 Invariant after ``container_depths``: a name of ``definite(depths)`` holds a container
 wherever it is bound; any other name may hold one only where its adjoint's form is
@@ -209,7 +212,8 @@ def check_slice_writes(facts, depths, source_map):
 def check_appends(facts, source_map):
     """Refuse an ``append`` that the adjoints cannot follow: to a list the function did
     not make itself (an argument: the caller's list would change), or one that some
-    statement reads, copies or packs before a later append to it."""
+    statement reads whole, copies or packs before a later append to it (an item read,
+    ``xs[i]``, follows: see the module doc)."""
     appends = {}
     for s in facts.assigns:
         if facts.ops[id(s)].fn is runtime.append:
@@ -243,7 +247,9 @@ def _runs_before(facts, first, later):
 
 
 def _reads(facts, name, appends):
-    """The statements that read ``name``, other than its appends and ``len(name)``."""
+    """The statements that read ``name``, other than its appends, those that read only
+    its length (``len(name)``) and an item of it (``v = name[i]``, ``i`` no slice: its
+    adjoint is ``dname[i]``'s)."""
     skip = {id(s) for s in appends}
     for s in facts.in_order:
         if id(s) in skip or isinstance(s, (gast.For, gast.While, gast.If)):
@@ -251,10 +257,30 @@ def _reads(facts, name, appends):
         value = getattr(s, "value", None)
         if value is None or name not in S.loaded_names(s):
             continue
-        if (isinstance(value, gast.Call) and isinstance(value.func, gast.Name)
-                and value.func.id == "len" and isinstance(s, gast.Assign)):
+        if isinstance(s, gast.Assign) and _is_item_of(value, name) or _only_lengths(s, name):
             continue
         yield s
+
+
+def _only_lengths(node, name):
+    """Whether ``node`` reads ``name`` only as ``len(name)``."""
+    reads = lengths = 0
+    for n in S.walk(node):
+        if isinstance(n, gast.Name) and n.id == name and isinstance(n.ctx, gast.Load):
+            reads += 1
+        elif (isinstance(n, gast.Call) and isinstance(n.func, gast.Name)
+              and n.func.id == "len" and len(n.args) == 1 and not n.keywords
+              and isinstance(n.args[0], gast.Name) and n.args[0].id == name):
+            lengths += 1
+    return reads == lengths
+
+
+def _is_item_of(value, name):
+    """Whether ``value`` is ``name[i]``, with no slice in ``i`` and no other read of
+    ``name`` (ANF gives every index its own name or constant)."""
+    return (isinstance(value, gast.Subscript) and isinstance(value.value, gast.Name)
+            and value.value.id == name and not isinstance(value.slice, (gast.Slice, gast.Tuple))
+            and name not in S.loaded_names(value.slice))
 
 
 def _may_follow(facts, later, read, made):

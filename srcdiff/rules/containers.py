@@ -63,6 +63,13 @@ class Items:
         return zeros_like(self.like[k]) if held is None else held
 
     def __setitem__(self, k, value):
+        if isinstance(k, slice):  # ``dxs[s] = dxs[s] + g`` for a slice held in a name
+            positions = range(self.length)[k]
+            if not isinstance(value, Items):
+                value = as_items(value, [self.like[p] for p in positions])
+            for j, p in enumerate(positions):
+                self.items[p] = value[j]
+            return
         self.items[self.key(k)] = value
 
     def __len__(self):
