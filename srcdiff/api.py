@@ -28,12 +28,13 @@ def _positions(fn, wrt):
     """``wrt`` (an index, a parameter name, or a tuple of them) as indices, and
     whether a single gradient (rather than a tuple) is asked for."""
     params = list(inspect.signature(inspect.unwrap(fn)).parameters)
+    name = getattr(fn, "__qualname__", type(fn).__name__)
     single = not isinstance(wrt, (tuple, list))
     positions = []
     for w in ([wrt] if single else wrt):
         if isinstance(w, str):
             if w not in params:
-                raise ValueError(f"{fn.__qualname__} has no parameter {w!r}; "
+                raise ValueError(f"{name} has no parameter {w!r}; "
                                  f"its parameters are {params}")
             positions.append(params.index(w))
         elif isinstance(w, (bool, np.bool_)) or not isinstance(w, numbers.Integral):
@@ -42,9 +43,29 @@ def _positions(fn, wrt):
         elif -len(params) <= w < len(params):
             positions.append(int(w) % len(params))
         else:
-            raise ValueError(f"wrt={w!r} is not a parameter of {fn.__qualname__}, which "
+            raise ValueError(f"wrt={w!r} is not a parameter of {name}, which "
                              f"takes {params}")
     return tuple(positions), single
+
+
+def _through_partial(make, f, wrt, *options):
+    """``make(f, wrt, *options)`` (``grad``, ``value_and_grad``, ``jacobian``) for a
+    ``functools.partial`` ``f``: the derivative of the function it wraps, called with
+    the bound arguments first and the bound keywords (a call's own win, as Python
+    binds them); ``wrt`` names the partial's parameters, the function's same ones.
+    None when ``f`` is no partial."""
+    if type(f) is not functools.partial:
+        return None
+    params = list(inspect.signature(f).parameters)
+    own = list(inspect.signature(inspect.unwrap(f.func)).parameters)
+    positions, single = _positions(f, wrt)
+    moved = [own.index(params[i]) for i in positions]
+    inner = make(f.func, moved[0] if single else tuple(moved), *options)
+
+    @functools.wraps(inner)
+    def derivative(*args, **kwargs):
+        return inner(*f.args, *args, **{**f.keywords, **kwargs})
+    return derivative
 
 
 def _prepare(units, args):
@@ -252,6 +273,9 @@ def value_and_grad(f, wrt=0, has_aux=False, verbose=False):
         >>> print(value, dx)
         5.0 [2. 4.]
     """
+    bound = _through_partial(value_and_grad, f, wrt, has_aux, verbose)
+    if bound is not None:
+        return bound
     check_function(f, "sd.value_and_grad")
     positions, single = _positions(f, wrt)
     derivative, on_tape = _derivative("value_and_grad", f, positions, single, has_aux)
@@ -330,6 +354,9 @@ def grad(f, wrt=0, has_aux=False, verbose=False):
         >>> print(sd.grad(sd.grad(lambda t: t ** 3))(2.0))   # the second derivative
         12.0
     """
+    bound = _through_partial(grad, f, wrt, has_aux, verbose)
+    if bound is not None:
+        return bound
     check_function(f, "sd.grad")
     derivative, on_tape = _derivative("grad", f, *_positions(f, wrt), has_aux)
     if on_tape is not None:
@@ -359,6 +386,11 @@ def vjp(f, *args):
         >>> print(y, dx, da)
         [3. 6.] [ 3. 30.] 21.0
     """
+    if type(f) is functools.partial:  # the function it wraps, the bound arguments first
+        own = list(inspect.signature(inspect.unwrap(f.func)).parameters)
+        given = [own.index(p) for p in list(inspect.signature(f).parameters)[:len(args)]]
+        y, pull = vjp(f.func, *by_position(f.func, (*f.args, *args), f.keywords))
+        return y, lambda dy: tuple(pull(dy)[i] for i in given)
     check_function(f, "sd.vjp")
     if f in DERIVATIVES or recorded(args) is not None:
         raise TypeError(f"sd.vjp runs compiled code on arrays: it cannot differentiate "
@@ -416,6 +448,9 @@ def jacobian(f, wrt=0):
         [[ 6.  0.]
          [ 0. 12.]]
     """
+    bound = _through_partial(jacobian, f, wrt)
+    if bound is not None:
+        return bound
     check_function(f, "sd.jacobian")
     positions, single = _positions(f, wrt)
     derivative, on_tape = _derivative("jacobian", f, positions, single)

@@ -1,6 +1,8 @@
 """The compiler's functional API: sd.grad's wrt forms, shapes and dtypes, inputs left
 alone, the scalar-output error; sd.value_and_grad, sd.vjp and sd.jacobian against
 finite differences."""
+import functools
+
 import numpy as np
 import pytest
 
@@ -170,6 +172,29 @@ def test_arguments_by_keyword_bind_as_python_binds_them():
         sd.grad(loss)(W, X, 2.0, bias=1.0)
     with pytest.raises(TypeError, match="multiple values"):
         sd.grad(loss)(W, X, 2.0, W=W)
+
+
+def test_a_partial_is_differentiated_through_the_function_it_wraps():
+    """As JAX users write ``grad(partial(loss, x=X))``: the bound arguments are
+    constants, ``wrt`` names the partial's parameters, a call's keywords win."""
+    by_keyword = functools.partial(loss, x=X)
+    np.testing.assert_allclose(sd.grad(by_keyword)(W, scale=1.5),
+                               finite_difference(loss, (W, X, 1.5), 0), rtol=1e-6)
+    by_position = functools.partial(loss, W)
+    dx, dscale = sd.grad(by_position, (0, "scale"))(X, 2.0)
+    np.testing.assert_allclose(dx, finite_difference(loss, (W, X, 2.0), 1), rtol=1e-6)
+    assert dscale == pytest.approx(finite_difference(loss, (W, X, 2.0), 2), rel=1e-6)
+    value, dw = sd.value_and_grad(functools.partial(by_keyword, scale=0.5))(W)
+    assert value == pytest.approx(loss(W, X, 0.5))
+    np.testing.assert_allclose(dw, finite_difference(loss, (W, X, 0.5), 0), rtol=1e-6)
+    np.testing.assert_allclose(sd.jacobian(functools.partial(layer, W))(X),
+                               sd.jacobian(layer, 1)(W, X))
+    y, pullback = sd.vjp(functools.partial(layer, x=X), W)
+    dy = RNG.normal(size=y.shape)
+    (dw,) = pullback(dy)
+    np.testing.assert_allclose(dw, sd.vjp(layer, W, X)[1](dy)[0])
+    with pytest.raises(ValueError, match="parameter"):
+        sd.grad(by_position, "W")
 
 
 def test_vjp_cotangent_shape_is_checked():

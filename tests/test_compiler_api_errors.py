@@ -106,7 +106,7 @@ NOT_FUNCTIONS = {
     "np.sin": (np.sin, "'sin', which is built in"),
     "math.exp": (math.exp, "'exp', which is built in"),
     "abs": (abs, "'abs', which is built in"),
-    "partial": (functools.partial(product, y=Y), "a functools.partial object"),
+    "partial": (functools.partial(np.sin), "'sin', which is built in"),
     "instance": (Scaled(), f"a {__name__}.Scaled object"),
     "bound method": (Scaled().method, "the bound method Scaled.method"),
 }
@@ -124,6 +124,8 @@ WRAPPERS = {
 @pytest.mark.parametrize("kind", list(NOT_FUNCTIONS))
 def test_a_callable_without_python_source_is_a_type_error(api, kind):
     fn, described = NOT_FUNCTIONS[kind]
+    if kind == "partial" and api in ("sd.function", "sd.adjoint_source"):
+        described = "a functools.partial object"  # the others differentiate its function
     with pytest.raises(TypeError) as info:
         WRAPPERS[api](fn)
     message = str(info.value)
