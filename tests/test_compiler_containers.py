@@ -508,6 +508,41 @@ def test_the_whole_list_read_before_a_later_append_is_refused(fn):
     with pytest.raises(sd.CompileError, match="before a later"):
         sd.grad(fn)(V.copy())
 
+
+# --- dict.get: a built-in method, modelled in Python (compiler/builtin_methods.py) ---
+
+def got_with_defaults(params):
+    scale = params.get("scale", 2.0)  # absent from one tree, present in the other
+    bias = params.get("b")
+    out = np.sum(params.get("W", 0.0) * scale)
+    return out if bias is None else out + np.sum(np.sin(bias))
+
+
+def got_from_a_dict_made_here(v):
+    d = {"a": v, "b": v * v}
+    return np.sum(d.get("a") * d.get("b", 1.0) + d.get("c", np.cos(v)))
+
+
+@pytest.mark.parametrize("tree", [{"W": V.copy()}, {"W": V.copy(), "b": V * 2.0,
+                                                     "scale": 1.5}], ids=["some", "all"])
+def test_dict_get_gives_the_item_or_the_default_its_adjoint(tree):
+    check_tree(got_with_defaults, tree)
+
+
+def test_dict_get_of_a_dict_made_inside():
+    check_tree(got_from_a_dict_made_here, V.copy())
+
+
+def got_a_container(v):
+    d = {"inner": {"a": v}}
+    return np.sum(d.get("inner")["a"])
+
+
+def test_dict_get_returning_a_container_is_refused_at_the_call():
+    with pytest.raises(sd.CompileError, match="dict.get as called here") as info:
+        sd.grad(got_a_container)(V.copy())
+    assert info.value.filename == __file__
+
 def test_list_of_a_generator_is_a_copy_of_the_list_it_makes():
     check_tree(listed, V.copy())
 

@@ -125,6 +125,11 @@ def call_method_unknown(x):
     return np.sum(m.compress([True, False, True], axis=0))
 
 
+def call_method_of_a_builtin_modelled(x):
+    d = {"a": x}
+    return np.sum(d.get("a") * d.get("b", 2.0))
+
+
 def call_method_diagonal(x):
     m = np.outer(x, x)
     return np.sum(m.diagonal() * m.cumprod(axis=1)[0])
@@ -703,7 +708,8 @@ EXPRESSIONS = {
              (call_keyword_without_a_model, REFUSE), (call_starred, GRAD),
              (call_starred_of_unknown_length, REFUSE),
              (call_in_a_list_literal, GRAD), (call_method_known, GRAD),
-             (call_method_unknown, REFUSE), (call_method_diagonal, GRAD), (method_item, COMPILED),
+             (call_method_unknown, REFUSE), (call_method_diagonal, GRAD),
+             (call_method_of_a_builtin_modelled, GRAD), (method_item, COMPILED),
              (call_user_method, REFUSE),
              (call_user_function_keyword, GRAD), (call_recursive_helper, GRAD),
              (call_keyword_only_parameters, GRAD), (call_kwargs_parameters, GRAD),

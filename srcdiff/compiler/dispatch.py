@@ -27,6 +27,7 @@ import inspect
 import threading
 
 from ..rules.containers import CONTAINERS, zeros_like
+from .builtin_methods import MODELLED, MODELS
 from .errors import CompileError
 from .kwargs import keyword_call
 from .methods import holds_tensors
@@ -98,7 +99,14 @@ class MethodCall:
         values = [inputs[k] if k is not None else default for k, default in slots]
         active = [k is not None and self.mask[k] for k, _ in slots]
         kinds = [self.kinds[k] if k is not None else False for k, _ in slots]
-        unit = self.cache.get(fn, active, kinds, functions=self._functions_of(values))
+        try:
+            unit = self.cache.get(fn, active, kinds, functions=self._functions_of(values))
+        except CompileError as error:
+            if fn not in MODELLED:
+                raise
+            raise self.error(f"cannot differentiate {type(obj).__name__}.{self.method.attr} "
+                             f"as called here: {error.message}",
+                             "Read the item as d[key].") from None
         self._check(unit, fn)
         result, tape = unit.forward(*values)
         # for each active input of the caller: its place among the unit's active
@@ -126,6 +134,9 @@ class MethodCall:
         if attr in getattr(obj, "__dict__", {}):
             raise self.error(f"cannot differentiate {what}: it is an attribute of the "
                              "object, not a method of its class", _REFUSED)
+        model = MODELS.get((cls, attr))
+        if model is not None:  # a built-in method, modelled in Python
+            return model
         try:
             found = inspect.getattr_static(cls, attr)
         except AttributeError:
