@@ -543,6 +543,29 @@ def test_dict_get_returning_a_container_is_refused_at_the_call():
         sd.grad(got_a_container)(V.copy())
     assert info.value.filename == __file__
 
+
+# --- dict(zip(ks, vs)), list(zip(a, b)), tuple(zip(...)): the comprehensions they equal ---
+
+def dict_of_zip(v):
+    d = dict(zip(["a", "b", "a"], [v, v * 2.0, np.sin(v)]))  # the last "a" wins
+    return np.sum(d["a"] * d["b"]) + len(d)
+
+
+def list_of_zip(v):
+    pairs = list(zip([v, 2.0 * v, v * v], (np.sin(v), 3.0)))  # as long as the shorter
+    return np.sum(pairs[0][0] * pairs[1][1] + pairs[1][0] * pairs[0][1]) * len(pairs)
+
+
+def tuple_of_zip_of_three(v):
+    rows = tuple(zip([v, v * v], [1.0, 2.0], [np.cos(v), v]))
+    return sum(np.sum(a * b * c) for a, b, c in rows)
+
+
+@pytest.mark.parametrize("fn", [dict_of_zip, list_of_zip, tuple_of_zip_of_three],
+                         ids=lambda f: f.__name__)
+def test_a_container_of_zip(fn):
+    check_tree(fn, V.copy())
+
 def test_list_of_a_generator_is_a_copy_of_the_list_it_makes():
     check_tree(listed, V.copy())
 

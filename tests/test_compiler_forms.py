@@ -130,6 +130,11 @@ def call_method_of_a_builtin_modelled(x):
     return np.sum(d.get("a") * d.get("b", 2.0))
 
 
+def call_dict_of_zip(x):
+    d = dict(zip(["a", "b"], [x, x * 2.0]))
+    return np.sum(d["a"] * d["b"])
+
+
 def call_method_diagonal(x):
     m = np.outer(x, x)
     return np.sum(m.diagonal() * m.cumprod(axis=1)[0])
@@ -709,7 +714,7 @@ EXPRESSIONS = {
              (call_starred_of_unknown_length, REFUSE),
              (call_in_a_list_literal, GRAD), (call_method_known, GRAD),
              (call_method_unknown, REFUSE), (call_method_diagonal, GRAD),
-             (call_method_of_a_builtin_modelled, GRAD), (method_item, COMPILED),
+             (call_method_of_a_builtin_modelled, GRAD), (call_dict_of_zip, GRAD), (method_item, COMPILED),
              (call_user_method, REFUSE),
              (call_user_function_keyword, GRAD), (call_recursive_helper, GRAD),
              (call_keyword_only_parameters, GRAD), (call_kwargs_parameters, GRAD),

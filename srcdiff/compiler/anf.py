@@ -246,6 +246,9 @@ class ExpressionLowering:
             return gast.Call(func=gast.Attribute(value=obj, attr=func.attr, ctx=gast.Load()),
                              args=args, keywords=keywords)
         resolved = self._resolved(func)
+        zipped = self.zipped(node, resolved)
+        if zipped is not None:
+            return self.simple(gast.copy_location(zipped, node), hint)
         whole = resolved in containers.WHOLE and resolved not in SEQUENCE_FORMS  # np.array([a])
         if resolved in SEQUENCE_FORMS:  # multi_dot([a, b, c]): each its input
             args = [self.literal_arg(a, hint) for a in node.args]
@@ -266,6 +269,28 @@ class ExpressionLowering:
         if not isinstance(func, (gast.Name, gast.Attribute)):
             func = self.atom(func, hint)
         return gast.Call(func=func, args=args, keywords=keywords)
+
+    def zipped(self, node, fn):
+        """``dict(zip(ks, vs))``, ``list(zip(a, b))`` or ``tuple(zip(a, b))`` as the
+        comprehension it equals, ``{k: v for k, v in zip(ks, vs)}`` and the like (a loop
+        over ``zip``, which normalize.py models), or None for any other call."""
+        if fn not in (dict, list, tuple) or len(node.args) != 1 or node.keywords:
+            return None
+        inner = node.args[0]
+        if not (isinstance(inner, gast.Call) and self._resolved(inner.func) is zip
+                and inner.args and not inner.keywords
+                and not any(isinstance(a, gast.Starred) for a in inner.args)
+                and (fn is not dict or len(inner.args) == 2)):
+            return None
+        items = [S.name(self.names.fresh("item")) for _ in inner.args]
+        loop = gast.comprehension(
+            target=gast.Tuple(elts=[S.name(i.id, gast.Store()) for i in items],
+                              ctx=gast.Store()),
+            iter=inner, ifs=[], is_async=0)
+        if fn is dict:
+            return gast.DictComp(key=items[0], value=items[1], generators=[loop])
+        made = gast.ListComp(elt=gast.Tuple(elts=items, ctx=gast.Load()), generators=[loop])
+        return made if fn is list else gast.Call(func=node.func, args=[made], keywords=[])
 
     def dict_view(self, d, attr, at):
         """``d.keys()`` as the list of its keys (``list(d)``, no gradient: runtime.Keys);
