@@ -69,8 +69,18 @@ def broadcast_against(x, w):
     return np.sum(t * t)
 
 
+def complex_contributions_in_a_loop(x, w):
+    y = np.sin(x)               # real: dy is an array of zeros the loop adds into
+    s = 0.0
+    for k in range(3):
+        s = s + np.sum(y * w * k)
+        s = s + np.real(np.sum(np.exp(1j * k * y)))    # complex: its real part is dy's
+        s = s + np.abs(np.sum((1.0 + 1j * k) * y * w))  # the operand complex, not y
+    return s
+
+
 PROGRAMS = [exp_chain, difference, reversed_difference, product_of_one, accumulated_in_a_loop,
-            broadcast_against]
+            broadcast_against, complex_contributions_in_a_loop]
 
 
 @pytest.mark.parametrize("fn", PROGRAMS, ids=lambda f: f.__name__)

@@ -85,7 +85,9 @@ _add_reduce = np.add.reduce
 
 @measures(1)
 def unbroadcast(g, x):
-    """Sum ``g`` down to the shape of ``x``, undoing NumPy broadcasting."""
+    """Sum ``g`` down to the shape of ``x``, undoing NumPy broadcasting; and undo its
+    promotion: a real ``x`` met a complex operand (``1j * x``), and its adjoint is the
+    real part of ``g`` (as TensorFlow casts it, and the gradient of a real value is)."""
     # Every binary op's adjoint comes here, mostly with nothing to undo: arrays
     # and Tensors carry their shape, far cheaper to read than np.shape's.
     try:  # two plain reads: cheaper than a pair, and this is the tape's commonest call
@@ -93,9 +95,11 @@ def unbroadcast(g, x):
         gshape = g.shape
     except AttributeError:  # a Python number
         shape, gshape = np.shape(x), np.shape(g)
-    if gshape == shape:
-        return g
-    return _summed_to(g, gshape, shape)
+    if gshape != shape:
+        g = _summed_to(g, gshape, shape)
+    if type(g) is np.ndarray and g.dtype.kind == "c" and not np.iscomplexobj(x):
+        return g.real  # (an adjoint added into a real one in place must be real)
+    return g
 
 
 def unbroadcast_to(g, shape):
