@@ -333,8 +333,34 @@ def return_in_while(x):
     return 0.0 * np.sum(y)
 
 
+def else_of_a_loop_with_a_continue(x):
+    total = 0.0
+    for j in range(2):
+        for i in range(3):
+            if x[i] * j > 1.2:
+                break
+        else:  # no break: skip the rest of the outer body
+            total = total + np.sum(x) * j
+            continue
+        total = total + x[0] ** 2
+    return total
+
+
+def return_skips_the_else(x):
+    for i in range(3):
+        if x[i] > 1.0:
+            return np.sum(x) * i
+    else:
+        y = np.sum(x ** 3)
+    return y
+
+
 @pytest.mark.parametrize("f, args, wrt", [
     (break_in_for, (X,), 0),
+    (else_of_a_loop_with_a_continue, (X,), 0),
+    (else_of_a_loop_with_a_continue, (X * 0.1,), 0),
+    (return_skips_the_else, (X,), 0),
+    (return_skips_the_else, (X * 0.1,), 0),
     (continue_in_for, (X,), 0),
     (break_in_while, (X,), 0),
     (early_return, (X,), 0),

@@ -135,6 +135,35 @@ def call_dict_of_zip(x):
     return np.sum(d["a"] * d["b"])
 
 
+def for_else(x):
+    s = 0.0
+    for i in range(3):
+        if x[i] > 1.0:  # X[2]: the else clause does not run
+            break
+        s = s + x[i] ** 2
+    else:
+        s = s * 2.0
+    for i in range(2):
+        s = s + np.sin(x[i])
+    else:  # no break: it runs
+        s = s * np.sum(x)
+    return s
+
+
+def while_else_with_a_break_in_it(x):
+    total = 0.0
+    for j in range(3):
+        k = 0
+        while k < 2:
+            total = total + x[k] * j
+            k += 1
+        else:
+            if j == 1:
+                break  # out of the for loop
+        total = total + np.sum(x ** 2)
+    return total
+
+
 def call_method_diagonal(x):
     m = np.outer(x, x)
     return np.sum(m.diagonal() * m.cumprod(axis=1)[0])
@@ -771,7 +800,7 @@ STATEMENTS = {
     "Continue": [(break_continue, GRAD)],
     "Delete": [(delete, REFUSE)],
     "Expr": [(expression_statement, GRAD)],
-    "For": [(for_loop, GRAD)],
+    "For": [(for_loop, GRAD), (for_else, GRAD)],
     "FunctionDef": [(function_definition, GRAD), (nested_def_passed_to_a_helper, GRAD),
                     (function_definition_recursive, REFUSE),
                     (nonlocal_statement, REFUSE)],
@@ -786,7 +815,7 @@ STATEMENTS = {
     "Return": [(return_early, GRAD)],
     "Try": [(try_statement, REFUSE), (try_finally_statement, GRAD),
             (try_finally_returning, REFUSE)],
-    "While": [(while_loop, GRAD)],
+    "While": [(while_loop, GRAD), (while_else_with_a_break_in_it, GRAD)],
     "With": [(with_statement, GRAD), (with_suppress, REFUSE)],
     "AsyncFunctionDef": [(async_function, REFUSE)],
     "AsyncFor": [(async_function, REFUSE)],

@@ -86,19 +86,21 @@ class ExitLowering:
             s.body = self.lower_block(s.body, loops) or [gast.Pass()]
             return [s]
         if isinstance(s, (gast.For, gast.While)):
-            if s.orelse:
-                raise self.source_map.error(s, "a loop's 'else' clause is not supported",
-                                            hint="Use a flag set before 'break' instead.")
             loop = _Loop(self.names.fresh("skip"), self.names.fresh("broke"))
             body = self.lower_block(s.body, loops + [loop])
+            # the else clause runs when the loop ends without a break (or a return)
+            orelse, s.orelse = self.lower_block(s.orelse, loops), []
             if loop.used:
                 body = [S.assign(loop.skip, S.const(False))] + body
-            if loop.breaks:
-                body.append(gast.If(test=S.name(loop.broke), body=[gast.Break()], orelse=[]))
-                s.body = body
-                return [S.assign(loop.broke, S.const(False)), s]
             s.body = body
-            return [s]
+            if not loop.breaks:
+                return [s] + orelse
+            body.append(gast.If(test=S.name(loop.broke), body=[gast.Break()], orelse=[]))
+            out = [S.assign(loop.broke, S.const(False)), s]
+            if orelse:
+                out.append(copy_location(gast.If(test=S.expr(f"not {loop.broke}"), body=orelse,
+                                                 orelse=[]), orelse[0]))
+            return out
         return [s]
 
 
@@ -128,8 +130,8 @@ def _has_return(node):
 
 def _may_exit(s, in_loop):
     """Whether ``s`` may leave the current block early (at this loop level)."""
-    if isinstance(s, (gast.For, gast.While)):
-        return _has_return(s)
+    if isinstance(s, (gast.For, gast.While)):  # its else clause is in the block's loop
+        return _has_return(s) or any(_exits(o, 0, in_loop) for o in s.orelse)
     return _exits(s, 0, in_loop)
 
 
@@ -139,8 +141,9 @@ def _exits(node, depth, in_loop):
         return True
     if isinstance(node, (gast.Break, gast.Continue)):
         return depth == 0 and in_loop
-    if isinstance(node, (gast.For, gast.While)):
-        return any(_exits(c, depth + 1, in_loop) for c in node.body)
+    if isinstance(node, (gast.For, gast.While)):  # its else clause is at this depth
+        return (any(_exits(c, depth + 1, in_loop) for c in node.body)
+                or any(_exits(c, depth, in_loop) for c in node.orelse))
     if isinstance(node, (gast.FunctionDef, gast.expr)):  # an expression holds no exit
         return False
     return any(_exits(c, depth, in_loop) for c in S.children(node))
