@@ -50,10 +50,9 @@ def _positions(fn, wrt):
 
 def _through_partial(make, f, wrt, *options):
     """``make(f, wrt, *options)`` (``grad``, ``value_and_grad``, ``jacobian``) for a
-    ``functools.partial`` ``f``: the derivative of the function it wraps, called with
-    the bound arguments first and the bound keywords (a call's own win, as Python
-    binds them); ``wrt`` names the partial's parameters, the function's same ones.
-    None when ``f`` is no partial."""
+    ``functools.partial`` ``f``: the same partial of the derivative of the function it
+    wraps (so a derivative of it is a partial too); ``wrt`` names the partial's
+    parameters, the function's same ones.  None when ``f`` is no partial."""
     if type(f) is not functools.partial:
         return None
     params = list(inspect.signature(f).parameters)
@@ -61,11 +60,7 @@ def _through_partial(make, f, wrt, *options):
     positions, single = _positions(f, wrt)
     moved = [own.index(params[i]) for i in positions]
     inner = make(f.func, moved[0] if single else tuple(moved), *options)
-
-    @functools.wraps(inner)
-    def derivative(*args, **kwargs):
-        return inner(*f.args, *args, **{**f.keywords, **kwargs})
-    return derivative
+    return functools.partial(inner, *f.args, **f.keywords)
 
 
 def _prepare(units, args):

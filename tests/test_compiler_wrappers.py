@@ -127,11 +127,17 @@ class _Callable:
         return x * x
 
 
-@pytest.mark.parametrize("fn", [np.sin, _Callable(), functools.partial(g, y=2.0)],
-                         ids=["ufunc", "object", "partial"])
+@pytest.mark.parametrize("fn", [np.sin, _Callable(), functools.partial(np.sin)],
+                         ids=["ufunc", "object", "partial of a ufunc"])
 def test_a_callable_that_is_not_a_function_is_refused(fn):
     with pytest.raises(TypeError, match="needs a Python function defined with 'def'"):
         sd.grad(fn)(0.5)
+
+
+def test_derivatives_of_a_partial_are_those_of_its_function():
+    x, y = 0.5, 2.0
+    assert sd.grad(functools.partial(g, y=y))(x) == pytest.approx(sd.grad(g)(x, y))
+    assert sd.grad(sd.grad(functools.partial(g, x)))(y) == pytest.approx(-np.sin(y))
 
 
 # ------------------------------------------------ derivatives under a tape
