@@ -234,6 +234,8 @@ class GradientTape:
             if not is_nondifferentiable(fn):
                 refuse_without_rule(primitive_name(fn))
             return
+        if kwargs and (key := rule.unmodelled(kwargs)) is not None:
+            refuse_without_rule(f"{primitive_name(fn)} with {key}=")
         # _Records.add, inlined: this runs once per recorded operation
         tape.records.append(_laid_out(rule, args, raw, kwargs, out))
         tracked.add(id(out))

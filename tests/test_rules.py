@@ -287,8 +287,10 @@ EXAMPLES = {
     softmax: [ex(R(2, 3)), ex(R(2, 3), axis=0)],
     log_softmax: [ex(R(2, 3)), ex(R(2, 3), axis=0)],
     # moving elements around
-    np.reshape: [ex(R(2, 3), (3, 2)), ex(R(2, 3), -1), ex(R(6), (2, 1, 3))],
-    np.ravel: [ex(R(2, 3))],
+    np.reshape: [ex(R(2, 3), (3, 2)), ex(R(2, 3), -1), ex(R(6), (2, 1, 3)),
+                 ex(R(2, 3, 2), (3, 4), order="F"), ex(R(2, 3), (3, 2), "F"),
+                 ex(R(2, 3), (6,), order="A")],
+    np.ravel: [ex(R(2, 3)), ex(R(2, 3), "F"), ex(R(3, 2), order="K")],
     np.squeeze: [ex(R(1, 3, 1)), ex(R(1, 3, 1), axis=0)],
     np.expand_dims: [ex(R(2, 3), 1), ex(R(2, 3), (0, 3))],
     np.atleast_1d: [ex(R())],

@@ -327,3 +327,17 @@ def test_a_followed_tensor_in_a_list_no_rule_differentiates_is_refused():
             np.select([a > 1, a <= 1], [a, b])
         # a list that holds only values no tape follows is a parameter like any other
         np.testing.assert_array_equal(np.pad(a, [(1, 0)]).numpy(), [0.0, 1.0, 2.0])
+
+
+@pytest.mark.parametrize("reduce", [np.sum, np.mean, np.max, np.min, np.prod])
+def test_the_tape_refuses_a_keyword_no_rule_models(reduce):
+    # np.sum(x, where=mask) once got the gradient of np.sum(x): where= was swallowed
+    values = np.array([0.5, 1.0, 1.5])
+    x = sd.Variable(values)
+    initial = {"initial": 1.0} if reduce in (np.max, np.min) else {}  # where= needs one
+    with pytest.raises(LookupError, match="with where="):
+        with sd.GradientTape():
+            reduce(x, where=values > 0.7, **initial)
+    with sd.GradientTape() as tape:  # unwatched: no gradient asked, nothing refused
+        y = reduce(sd.constant(values), where=values > 0.7, **initial)
+    assert tape.gradient(y, x) is None

@@ -283,15 +283,18 @@ _SET_HINT = ("Build a list: a set has no order and merges equal values, so which
              "a gradient reaches is not defined.")
 
 
-def check_modelled(facts, active, source_map):
+def check_modelled(facts, active, varied, source_map):
     """Refuse, before anything is generated, every assignment whose value carries a
-    gradient (its target is active) through an op with no model."""
+    gradient (its target is active) through an op with no model, or takes a varied
+    value where its model holds one constant (a primitive's setting)."""
     for s in facts.assigns:
         op = facts.ops[id(s)]
         if op.kind in (Kind.UNKNOWN, Kind.OPAQUE) and set(target_names(s.targets[0])) & active:
             raise refusal(source_map, s, op)
         if op.kind in (Kind.PRIMITIVE, Kind.CALL, Kind.SPLIT):
             _refuse_active_literals(s, op, active, source_map)
+        if op.kind is Kind.PRIMITIVE and set(target_names(s.targets[0])) & active:
+            _refuse_varied_settings(s, op, varied, source_map)
         kept_whole = isinstance(s.targets[0], gast.Name) and s.targets[0].id in active
         if op.kind is Kind.SPLIT and kept_whole:  # its adjoint is made by unpacking only
             raise source_map.error(s, f"cannot differentiate the pieces of {op.name} kept "
@@ -310,6 +313,27 @@ def _refuse_active_literals(s, op, active, source_map):
             raise source_map.error(s, "cannot differentiate through a tuple literal of "
                                       "values passed to a call",
                                    hint="Name it first: t = (a, b), then pass t.")
+
+
+# Keywords whose values are ints, bools, strings or dtypes: no gradient reaches them,
+# whatever they are computed from (``dtype=dtype_of(x)``).
+_DISCRETE_SETTINGS = frozenset({
+    "axis", "axes", "keepdims", "dtype", "order", "casting", "device", "like", "copy",
+    "endpoint", "num", "n", "upper", "hermitian", "full_matrices", "compute_uv", "mode",
+    "method", "norm", "include_initial", "deg", "kind", "side", "decimals", "offset"})
+
+
+def _refuse_varied_settings(s, op, varied, source_map):
+    """Refuse a varied value passed to a keyword a primitive's rules hold constant (a
+    setting, ``scaled(x, by=y)``): no rule gives it an adjoint."""
+    for key, value in op.kwargs.items():
+        if (isinstance(value, gast.Name) and value.id in varied
+                and key not in _DISCRETE_SETTINGS):
+            raise source_map.error(
+                s, f"cannot differentiate {rules.registry.primitive_name(op.fn)} in its "
+                   f"argument {key}=, a setting its derivative rules hold constant",
+                hint="Pass a constant there, or use sd.stop_gradient on it if its "
+                     "gradient is not wanted.")
 
 
 def refusal(source_map, s, op):

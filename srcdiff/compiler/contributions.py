@@ -22,6 +22,7 @@ import operator
 import gast
 import numpy as np
 
+from ..ops.gradient_ops import rule_adjoint
 from ..rules import helpers, traits_of
 from ..rules.containers import WHOLE, from_array
 from . import syntax as S
@@ -189,20 +190,24 @@ class Contributions:
 
     def user_rule(self, rule, i, g, ans, op):
         """Input ``i``'s adjoint from a rule given to ``sd.register_gradient``: its
-        returned expression inlined, or a call when it is more than one statement."""
+        returned expression inlined, or a call when it is more than one statement or
+        reads ``**kwargs`` (a dict no inlined expression has)."""
         several = len(op.inputs) > 1
         try:
             syntax = rule_syntax(rule)
         except LookupError:
-            call = gast.Call(func=self.refs.bind(rule, rule.__name__),
+            syntax = None
+        if syntax is None or syntax.varkw is not None:
+            body = gast.Call(func=self.refs.bind(rule, rule.__name__),
                              args=[g, ans] + list(op.inputs), keywords=[
                                  gast.keyword(arg=k, value=v) for k, v in op.kwargs.items()])
-            return gast.Subscript(value=call, slice=S.const(i), ctx=gast.Load()) if several else call
-        self.refs.bind_globals(syntax)
-        body = syntax.inline(i, g, ans, op.inputs, op.kwargs)
+        else:
+            self.refs.bind_globals(syntax)
+            body = syntax.inline(i, g, ans, op.inputs, op.kwargs)
         if isinstance(body, gast.Tuple):
             return body.elts[i]
-        return gast.Subscript(value=body, slice=S.const(i), ctx=gast.Load()) if several else body
+        return gast.Call(func=self.refs.bind(rule_adjoint, "rule_adjoint"),
+                         args=[body, S.const(i)], keywords=[]) if several else body
 
     def is_scalar(self, node):
         if isinstance(node, gast.Constant):

@@ -327,9 +327,9 @@ def reverse(parsed, body, wrt, names, refs, compile_call, scalar_params, param_d
     facts = gather(body, parsed.params, scalar_params, Describer(parsed.resolve, source_map),
                    param_ranks or {})
     active = activity(facts, wrt) | set(wrt)
-    check_modelled(facts, active, source_map)
-    check_views(facts, source_map)
     varied = varied_names(facts, wrt)
+    check_modelled(facts, active, varied, source_map)
+    check_views(facts, source_map)
     check_effects(facts, varied, source_map, active)
     check_appends(facts, source_map)
     namer = Namer(names)

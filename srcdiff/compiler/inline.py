@@ -19,12 +19,13 @@ from .parse import find_lambda, read_def
 class RuleSyntax:
     """A vjp function's syntax: parameters, defaults, and the returned expression."""
 
-    def __init__(self, fn, params, defaults, vararg, body, argnum, kwonly=()):
+    def __init__(self, fn, params, defaults, vararg, body, argnum, kwonly=(), varkw=None):
         self.fn = fn
         self.params = params      # parameter names after (i,) g, ans; keyword-only ones last
         self.kwonly = kwonly      # the keyword-only ones (after *args): never positional
         self.defaults = defaults  # name -> default expression node
         self.vararg = vararg      # the *args parameter's name, or None
+        self.varkw = varkw        # the **kwargs parameter's name, or None: never inlined
         self.body = body          # the expression a call returns
         self.argnum = argnum      # the parameter holding the input's index, or None
         self.globals = fn.__globals__
@@ -106,8 +107,9 @@ def rule_syntax(fn):
     kwonly = tuple(a.id for a in args.kwonlyargs)
     params += kwonly
     vararg = args.vararg.id if args.vararg is not None else None
+    varkw = args.kwarg.id if args.kwarg is not None else None
     return RuleSyntax(fn, params, defaults, vararg, node.body if isinstance(
-        node, gast.Lambda) else _returned(node), argnum, kwonly)
+        node, gast.Lambda) else _returned(node), argnum, kwonly, varkw)
 
 
 def _find_lambda(fn):

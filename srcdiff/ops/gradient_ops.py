@@ -142,6 +142,8 @@ def register_gradient(fn):
         wrapper = primitive(fn)
         vjp = functools.partial(_select_adjoint, rule)
         vjp.__doc__ = rule.__doc__
+        vjp.__signature__ = _with_index(rule)  # what the rule models (Rule.parameters)
+        vjp.given_every_keyword = True  # its **kwargs, if any, are the rule's to read
         for f in (fn, wrapper):
             defvjp_argnum(f, vjp)
         wrapper.srcdiff_user_rule = fn.srcdiff_user_rule = rule
@@ -154,6 +156,25 @@ def register_gradient(fn):
     return decorate
 
 
+def _with_index(rule):
+    """The signature of ``rule`` with the input's index first, as an argnum vjp's."""
+    signature = inspect.signature(rule)
+    index = inspect.Parameter("i", inspect.Parameter.POSITIONAL_ONLY)
+    return signature.replace(parameters=[index, *signature.parameters.values()])
+
+
 def _select_adjoint(rule, i, g, ans, *args, **kwargs):
     # a rule may leave an input's adjoint broadcast to the result's shape
-    return unbroadcast(_nth(rule(g, ans, *args, **kwargs), i), args[i])
+    return unbroadcast(rule_adjoint(rule(g, ans, *args, **kwargs), i), args[i])
+
+
+def rule_adjoint(adjoints, i):
+    """Input ``i``'s adjoint among what a registered rule returned: one of a tuple, or a
+    lone adjoint, which is the first input's (the others passed constants, as
+    ``cube(x, 3)``); asked of another input, it is refused, never given it."""
+    if isinstance(adjoints, (tuple, list)):
+        return adjoints[i]
+    if i:
+        raise ValueError(f"a registered rule returned one adjoint, but argument {i + 1} "
+                         "needs one too: return a tuple, one per positional argument")
+    return adjoints

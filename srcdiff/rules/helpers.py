@@ -17,7 +17,7 @@ import threading
 
 import numpy as np
 
-from .registry import defvjp, primitive
+from .registry import defvjp, nondifferentiable, primitive
 
 def measures(*positions):
     """Record that the decorated helper reads its arguments at ``positions`` only
@@ -186,6 +186,34 @@ def last_writes(g, index):
 def reshape_like(g, x):
     """``g`` reshaped to the shape of ``x``: the adjoint of any reshape of ``x``."""
     return np.reshape(g, np.shape(g)[:batch_axes()] + np.shape(x))
+
+
+@primitive
+def layout(x, order):
+    """``"C"`` or ``"F"``: the order ``order`` reads the elements of array ``x`` in."""
+    if order not in ("A", "K"):
+        return order
+    flags = x.flags
+    if order == "K" and not (flags.c_contiguous or flags.f_contiguous):
+        raise NotImplementedError("the gradient of np.ravel(x, order='K') of an array "
+                                  "neither C- nor Fortran-contiguous")
+    return "F" if flags.f_contiguous and not flags.c_contiguous else "C"
+
+
+nondifferentiable(layout)
+
+
+def reshape_back(g, x, order):
+    """``g`` laid back in the shape of ``x``, its elements read and written in ``order``
+    (NumPy's: ``"C"`` last index fastest, ``"F"`` first, ``"A"`` and ``"K"`` as ``x`` is
+    laid out): the adjoint of ``x`` in ``np.reshape(x, shape, order)`` or ``np.ravel``.
+    In ``"F"`` order a reshape is the ``"C"`` one of the axes reversed."""
+    if layout(x, order) == "C":
+        return reshape_like(g, x)
+    lead = tuple(range(batch_axes()))
+    flipped = lead + tuple(range(np.ndim(g) - 1, len(lead) - 1, -1))
+    back = np.reshape(np.transpose(g, flipped), np.shape(g)[:len(lead)] + np.shape(x)[::-1])
+    return np.transpose(back, lead + tuple(range(np.ndim(back) - 1, len(lead) - 1, -1)))
 
 
 @measures(0, 1)

@@ -68,7 +68,8 @@ class Rule:
         many arguments may be passed by position, None for any number).
 
         Read from the first vjp's signature, after ``g, ans``: a keyword a rule only
-        swallows (``**kw``) is not modelled, nor is ``out`` (a write in place); an
+        swallows (``**kw``) is not modelled (unless the vjp says ``given_every_keyword``:
+        a user's rule, given each), nor is ``out`` (a write in place); an
         argument beyond its positional parameters has no model (``math.log(x, base)``
         under a rule of ``x`` alone)."""
         if self._parameters is None:
@@ -79,17 +80,34 @@ class Rule:
             positional = None if any(p.kind is p.VAR_POSITIONAL for p in params) else sum(
                 p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD) for p in params)
             for p in params:
+                if p.kind is p.VAR_KEYWORD and getattr(fn, "given_every_keyword", False):
+                    keywords = _EveryKeyword(keywords)
                 if p.kind in (p.VAR_POSITIONAL, p.VAR_KEYWORD) or p.name == "out":
                     continue
-                if len(inputs) < len(self.vjps) and p.kind is not p.KEYWORD_ONLY:
+                if p.kind is not p.KEYWORD_ONLY and (
+                        self.argnum_vjp is not None or len(inputs) < len(self.vjps)):
                     inputs[p.name] = p.default
                 else:
                     keywords[p.name] = p.default
             self._parameters = (inputs, keywords, positional)
         return self._parameters
 
+    def unmodelled(self, kwargs):
+        """The first of ``kwargs``' names that is neither an input nor a keyword the
+        rules model (``where=``, ``out=``), or None: a call given one is refused, as its
+        rule would ignore it."""
+        inputs, keywords, _ = self.parameters()
+        return next((k for k in kwargs if k not in inputs and k not in keywords), None)
+
     def __repr__(self):
         return f"<Rule {self.name}>"
+
+
+class _EveryKeyword(dict):
+    """The keywords a rule models when it is given every one (``**kwargs``)."""
+
+    def __contains__(self, key):
+        return True
 
 
 def primitive_name(fn):

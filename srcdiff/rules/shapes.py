@@ -3,16 +3,22 @@ import operator
 
 import numpy as np
 
-from .helpers import (append_parts, batch_axes, clip_passes, concat_adjoint, diagonal_adjoint, either,
-                      from_end, pad_adjoint, pad_values_adjoint, real_part, repeat_adjoint,
-                      reshape_like, stack_adjoint, take_adjoint, take_along_axis_adjoint,
-                      tile_adjoint, unbroadcast, unindex, untranspose, where_zero)
+from .helpers import (append_parts, batch_axes, clip_passes, concat_adjoint, diagonal_adjoint,
+                      either, from_end, pad_adjoint, pad_values_adjoint, real_part,
+                      repeat_adjoint, reshape_back, reshape_like, stack_adjoint, take_adjoint,
+                      take_along_axis_adjoint, tile_adjoint, unbroadcast, unindex, untranspose,
+                      where_zero)
 from .registry import defexpansion, defvjp, defvjp_argnum, nondifferentiable, primitive
 
 # view=True: the result may share the first argument's memory (the compiler must know).
 # batches=True: the rule keeps leading batch axes of the adjoint (via reshape_like, say).
-for _f in (np.reshape, np.ravel, np.atleast_1d, np.atleast_2d, np.atleast_3d):
-    defvjp(_f, lambda g, ans, x, *args, **kw: reshape_like(g, x), view=True, batches=True)
+defvjp(np.reshape,
+       lambda g, ans, x, shape=None, order="C", *, copy=None: reshape_back(g, x, order),
+       view=True, batches=True)
+defvjp(np.ravel, lambda g, ans, x, order="C": reshape_back(g, x, order), view=True,
+       batches=True)
+for _f in (np.atleast_1d, np.atleast_2d, np.atleast_3d):
+    defvjp(_f, lambda g, ans, x: reshape_like(g, x), view=True, batches=True)
 # their axis= reaches the compiler by name (a keyword only **kw takes is refused)
 defvjp(np.squeeze, lambda g, ans, a, axis=None: reshape_like(g, a), view=True, batches=True)
 defvjp(np.expand_dims, lambda g, ans, a, axis: reshape_like(g, a), view=True, batches=True)
