@@ -25,11 +25,14 @@ from srcdiff.rules import helpers, registry, rule_of, traits_of
 from srcdiff.rules.helpers import unindex
 from srcdiff.rules.registry import all_rules, all_traits
 from srcdiff.rules.linalg import eigh_factor, logabsdet, multi_dot, qr_factor, svd_factor
+from srcdiff.rules.linalg import eig_factor, lstsq_part
+from srcdiff.rules.polynomials import leading_nonzero
 from srcdiff.rules.numbers import as_float64
 from srcdiff.rules import guarded, zero_safe
 from srcdiff.rules.nn import (elu, kink_grad, leaky_relu, log_softmax, relu, relu6, selu,
                               sigmoid, softmax, softplus, softsign)
 from srcdiff.rules.scans import cumulative_logsumexp
+from srcdiff.rules.differences import gradient_along, unwrapped
 from srcdiff.rules.reductions import logsumexp, norm
 from srcdiff.rules.shapes import cast, concatenate, item, stack
 from srcdiff.ops.array_ops import sparse_read
@@ -377,6 +380,58 @@ LEAVE_THE_TAPE = {np.float64, np.asarray, np.full, np.full_like, np.arange, item
 if hasattr(np.linalg, "svdvals"):  # NumPy 2
     EXAMPLES[np.linalg.svdvals] = [ex(R(3, 4)), ex(R(2, 3, 3))]
 
+EIGENVECTORS = "the second derivative of an eigenvalue reads the eigenvectors', which is refused"
+EXAMPLES.update({
+    # products of vectors; pseudo-inverses, eigenvalues and least squares of full rank
+    np.cross: [ex(R(3), R(3)), ex(R(2, 3), R(3)), ex(R(4, 2), R(4, 3)), ex(R(3), R(2)),
+               ex(R(2, 2), R(2)), ex(R(3, 2), R(2, 3), axisa=0, axisb=1, axisc=0),
+               ex(R(3, 4), R(3, 1), axis=0), ex(R(2, 4), R(3, 4), 0, 0, 0)],
+    np.linalg.pinv: [ex(R(3, 3)), ex(R(4, 3)), ex(R(3, 5)), ex(R(2, 4, 3)),
+                     ex(M(3, 3), hermitian=True), ex(R(3, 4), 1e-10)],
+    np.linalg.eigvalsh: [ex(M(3, 3)), ex(M(2, 3, 3), "U")],
+    np.linalg.eigvals: [first_order_only(ex(R(3, 3)), EIGENVECTORS),
+                        first_order_only(ex(M(2, 3, 3)), EIGENVECTORS)],
+    eig_factor: [first_order_only(ex(R(4, 4), 0), EIGENVECTORS)],
+    lstsq_part: [ex(R(5, 3), R(5), 0), ex(R(5, 3), R(5, 2), 0), ex(R(3, 5), R(3), 0),
+                 ex(R(5, 3), R(5), 1), ex(R(5, 3), R(5, 2), 1), ex(R(4, 3), R(4), 3),
+                 ex(M(3, 3), R(3, 2), 0, 1e-8)],
+    # polynomials and convolutions
+    np.polyval: [ex(R(4), R(5)), ex(R(3), R()), ex(R(1), R(2, 3)), ex(R(4), R(2, 3)),
+                 ex(R(3), Arg(None))],
+    np.vander: [ex(R(4)), ex(R(3), 5), ex(R(4), 3, True), ex(R(3), 1), ex(R(3), N=0)],
+    np.convolve: [ex(R(5), R(3)), ex(R(3), R(5)), ex(R(5), R(3), "same"), ex(R(4), R(6), "same"),
+                  ex(R(5), R(2), "valid"), ex(R(2), R(5), "valid"), ex(R(4), R(4), mode=1),
+                  ex(R(), R(3))],
+    np.correlate: [ex(R(5), R(3)), ex(R(3), R(5)), ex(R(4), R(6), "same"),
+                   ex(R(6), R(3), "same"), ex(R(3), R(4), "same"), ex(R(5), R(2), "full"),
+                   ex(R(2), R(5), mode="full")],
+    leading_nonzero: [ex(R(3)), ex(R())],
+    # Fourier transforms: n cuts or pads the input, norm scales
+    np.fft.fft: [ex(R(5)), ex(C(4)), ex(R(3, 4), 6, 0), ex(C(3, 5), 3),
+                 ex(R(2, 4), None, 0, "ortho"), ex(R(4), norm="forward")],
+    np.fft.ifft: [ex(R(5)), ex(C(4)), ex(R(3, 4), 6, 0), ex(C(3, 5), 3),
+                  ex(R(2, 4), None, 0, "ortho"), ex(R(4), norm="forward")],
+    np.fft.rfft: [ex(R(6)), ex(R(5)), ex(R(3, 4), 7, 0), ex(R(3, 6), 4, norm="ortho"),
+                  ex(R(2, 5), None, 0, "forward")],
+    np.fft.irfft: [ex(C(4)), ex(R(4)), ex(C(4), 7), ex(R(3, 4), 4, 0, "ortho"),
+                   ex(C(5, 3), 3, norm="forward"), ex(R(2, 4), 10), ex(R(5), 3)],
+})
+if hasattr(np.linalg, "vecdot"):  # NumPy 2's array-API spellings
+    EXAMPLES.update({
+        np.linalg.matmul: [ex(R(2, 3), R(3, 4)), ex(R(3), R(2, 3, 4))],
+        np.linalg.outer: [ex(R(3), R(4))],
+        np.vecdot: [ex(R(3), R(3)), ex(R(2, 3), R(3)), ex(R(3, 2), R(3, 2), axis=0)],
+        np.matrix_transpose: [ex(R(2, 3)), ex(R(4, 2, 3))],
+        np.linalg.matrix_transpose: [ex(R(2, 3)), ex(R(4, 2, 3))],
+        np.linalg.diagonal: [ex(R(3, 4)), ex(R(2, 3, 4), offset=1), ex(R(4, 3), offset=-2)],
+        np.linalg.trace: [ex(R(3, 3)), ex(R(2, 3, 4), offset=1), ex(R(4, 3), offset=-1)],
+    })
+if hasattr(np, "matvec"):  # NumPy 2.2
+    EXAMPLES.update({
+        np.matvec: [ex(R(2, 3), R(3)), ex(R(4, 2, 3), R(3)), ex(R(2, 3), R(5, 3))],
+        np.vecmat: [ex(R(2), R(2, 3)), ex(R(4, 2), R(2, 3)), ex(R(2), R(5, 2, 3))],
+    })
+
 try:  # scipy is optional: its rules are registered only if it imports
     from scipy import special
     from srcdiff.rules.scipy_special import polygamma
@@ -393,6 +448,79 @@ else:
         special.xlogy: binary(R, P) + [ex(X([0.0, 1.0, -2.0]), P(3))],
         special.logsumexp: reduction() + [ex(R(3, 4), 1, P(3, 4)), ex(R(3, 4), None, P(4)),
                                           ex(R(2, 3), 0, P(2, 1), keepdims=True)],
+        np.i0: unary(),  # its derivative is scipy's iv(1, x)
+        special.iv: [ex(2.5, P(2, 3)), ex(np.array([0.0, 1.0, 2.0]), R(3))],  # real: z > 0
+    })
+
+# Statistics, scans, differences and moves of elements.  NaN takes no part in the
+# nan-functions (an all-NaN slice, whose finite differences are nan: see
+# tests/test_numpy_functions_stats.py); ties of order statistics have no derivative.
+NAN = np.nan
+WITH_NAN = X([[1.0, NAN, 2.0, -0.5], [0.3, 1.2, NAN, 0.8], [NAN, -1.5, 0.2, 0.6]])
+
+
+def nan_reduction(**extra):
+    return reduction(**extra) + [ex(WITH_NAN, **extra), ex(WITH_NAN, axis=1, **extra),
+                                 ex(WITH_NAN, axis=0, keepdims=True, **extra)]
+
+
+UNWRAPPED = dict(lo=-4.0, hi=4.0)  # jumps of more than pi: unwrap adds periods
+EXAMPLES.update({
+    np.nansum: nan_reduction(), np.nanmean: nan_reduction(), np.nanmax: nan_reduction(),
+    np.nanmin: nan_reduction(), np.nanprod: nan_reduction(),
+    np.nanvar: nan_reduction() + [ex(WITH_NAN, axis=1, ddof=1)],
+    np.nanstd: nan_reduction() + [ex(WITH_NAN, axis=0, ddof=1)],
+    np.median: reduction() + [ex(R(5)), ex(R(4, 3), axis=0)],
+    np.nanmedian: nan_reduction() + [ex(R(5))],
+    np.quantile: [ex(R(3, 4), 0.3), ex(R(3, 4), [0.1, 0.5, 1.0], axis=1),
+                  ex(R(2, 3, 4), 0.7, axis=(0, 2), keepdims=True),
+                  ex(R(3, 4), np.array([[0.2], [0.8]]), axis=0, method="hazen"),
+                  ex(R(3, 4), 0.4, 1, method="lower"), ex(R(5), 0.5, method="midpoint"),
+                  ex(R(3, 4), 0.6, axis=1, method="inverted_cdf",
+                     weights=np.array([0.5, 1.0, 2.0, 1.0]))],
+    np.percentile: [ex(R(3, 4), 30.0), ex(R(3, 4), [10.0, 50.0], axis=0, keepdims=True),
+                    ex(R(6), 75.0, method="weibull")],
+    np.nanquantile: [ex(R(3, 4), 0.5), ex(WITH_NAN, [0.25, 0.6], axis=1),
+                     ex(WITH_NAN, 0.4, method="nearest")],
+    np.nanpercentile: [ex(R(3, 4), 40.0, 0), ex(WITH_NAN, [20.0, 90.0], axis=0, keepdims=True)],
+    np.nancumsum: [ex(R(3, 4)), ex(R(3, 4), axis=0), ex(WITH_NAN, 1)],
+    np.nancumprod: [ex(R(3, 4)), ex(R(3, 4), axis=1), ex(WITH_NAN), ex(WITH_NAN, 0)],
+    gradient_along: [ex(R(5), 1.0, 0, 1), ex(R(3, 4), 0.5, 1, 2), ex(R(2), 1.0, 0, 1),
+                     ex(R(3, 4), np.array([0.0, 0.4, 1.0]), 0, 1),
+                     ex(R(3, 5), np.array([0.0, 1.0, 1.5, 3.0, 3.2]), -1, 2),
+                     ex(R(2, 3, 4), 2.0, 1, 2)],
+    np.gradient: [ex(R(5)), ex(R(5), 0.5, edge_order=2), ex(R(3, 4), axis=0),
+                  ex(R(3, 4), np.array([0.0, 0.5, 1.5, 2.0]), axis=1, edge_order=2)],
+    unwrapped: [ex(Arg(6, **UNWRAPPED), None, -1, 2 * np.pi),
+                ex(Arg(3, 5, **UNWRAPPED), None, 0, Arg(lo=2.0, hi=4.0)),
+                ex(Arg(5, **UNWRAPPED), R(), -1, 3.0), ex(Arg(2, 5, **UNWRAPPED), 2.0, 1, P())],
+    np.copysign: binary(),
+    np.ldexp: [ex(R(2, 3), np.array([1, -2, 0])), ex(R(3), 2), ex(R(), np.array([[1], [3]]))],
+    np.real_if_close: [ex(R(2, 3)), ex(C(3))],
+    np.angle: [ex(R(2, 3)), ex(C(3)), ex(C(2, 2), True)],
+    np.partition: [ex(R(5), 2), ex(R(3, 4), [0, 2], axis=0), ex(R(3, 4), 1),
+                   ex(R(2, 5), 3, axis=None)],
+    np.diagflat: [ex(R(3)), ex(R(2, 2), 1), ex(R(3), -2)],
+    np.rollaxis: [ex(R(2, 3, 4), 2), ex(R(2, 3, 4), 0, 3), ex(R(2, 3, 4), -1, 1),
+                  ex(R(2, 3, 4), 1, -2)],
+    np.insert: [ex(R(5), 2, R()), ex(R(3, 4), [1, 3], R(2)), ex(R(3, 4), 1, R(4), axis=0),
+                ex(R(3, 4), [0, 2], R(3, 1), axis=1), ex(R(3, 4), 2, R(3), axis=1),
+                ex(R(4), slice(1, 3), R(2))],
+    np.delete: [ex(R(5), 2), ex(R(3, 4), [0, 2], axis=1), ex(R(3, 4), slice(0, 2), 0),
+                ex(R(2, 3), np.array([True, False, True, False, False, True]))],
+    np.resize: [ex(R(5), 8), ex(R(2, 3), (3, 4)), ex(R(2, 3), 4)],
+    np.compress: [ex(np.array([True, False, True]), R(3, 2), axis=0),
+                  ex([0, 1, 1, 0, 1], R(5)), ex([True, True], R(2, 3), 1)],
+    np.extract: [ex(np.array([[True, False, True], [False, True, True]]), R(2, 3))],
+})
+if hasattr(np, "cumulative_sum"):  # NumPy 2.1
+    EXAMPLES.update({
+        np.cumulative_sum: [ex(R(5)), ex(R(3, 4), axis=1), ex(R(4), include_initial=True),
+                            ex(R(3, 4), axis=0, include_initial=True)],
+        np.cumulative_prod: [ex(R(5)), ex(R(3, 4), axis=1),
+                             ex(R(3, 4), axis=0, include_initial=True),
+                             ex(X([[1.5, 0.0, 2.0], [0.5, -1.0, 3.0]]), axis=1,
+                                include_initial=True)],
     })
 
 

@@ -290,12 +290,12 @@ def test_numpy_function_without_a_rule_on_a_watched_tensor_is_lookup_error_namin
     x = sd.constant([0.5, 1.5])
     with sd.GradientTape() as tape:
         tape.watch(x)
-        with pytest.raises(LookupError, match="numpy.i0"):
-            np.i0(x)
+        with pytest.raises(LookupError, match="numpy.frexp"):
+            np.frexp(x)
         with pytest.raises(LookupError, match="numpy.add.reduceat"):
             np.add.reduceat(x, [0])
         # values not watched may pass: there is nothing to differentiate
-        assert isinstance(np.i0(sd.constant([0.5])), sd.Tensor)
+        assert isinstance(np.frexp(sd.constant([0.5]))[0], sd.Tensor)
 
 
 # --- array methods -----------------------------------------------------------------------

@@ -2,8 +2,8 @@
 
 Importing this package fills the table; ``rule_of(fn)`` looks a primitive up,
 ``traits_of(fn)`` what else is known of it."""
-from . import (elementwise, guarded, linalg, nn, numbers, reductions, scans,  # noqa: F401
-               shapes, zero_safe)  # (fill the table)
+from . import (differences, elementwise, fft, guarded, linalg, nn, numbers,  # noqa: F401
+               polynomials, reductions, scans, shapes, statistics, zero_safe)  # (fill the table)
 try:  # scipy is optional
     from . import gamma, scipy_special  # noqa: F401
 except ImportError:

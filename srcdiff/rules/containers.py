@@ -108,9 +108,12 @@ class Items:
 
 def as_items(g, like):
     """``g``, an adjoint of container ``like`` in another form, as :class:`Items`: zero
-    (``0``, ``None``), or an array stacking the adjoints of equal-shaped items."""
+    (``0``, ``None``), an array stacking the adjoints of equal-shaped items, or a tuple
+    of the items' adjoints (what a caller that unpacks ``like`` passes)."""
     if g is None or (np.ndim(g) == 0 and not isinstance(g, CONTAINERS) and g == 0):
         return Items(like)
+    if isinstance(g, tuple) and not isinstance(like, dict) and len(g) == len(like):
+        return Items(like, dict(enumerate(g)))
     if isinstance(g, np.ndarray) and not isinstance(like, dict) and len(g) == len(like):
         return Items(like, {k: g[k] for k in range(len(g))})
     raise TypeError(f"cannot add an adjoint of type {type(g).__name__} to the adjoint of "
@@ -170,7 +173,7 @@ def last(g):
 def drop_last(g):
     """List adjoint ``g`` as it was before the last ``append``: one item shorter.
     The items are shared, not copied: ``g`` is dead once its append is undone."""
-    if isinstance(g, np.ndarray):
+    if not isinstance(g, Items):  # an array, or a tuple from a caller that unpacks
         return g[:-1]
     return Items(g.like, g.items, g.length - 1)
 
@@ -348,6 +351,8 @@ WHOLE = {
                     "numpy.vstack"),
     np.column_stack: Rule(np.column_stack, [lambda g, ans, tup: parts(g, tup, 1, _column)],
                           "numpy.column_stack"),
+    np.dstack: Rule(np.dstack, [lambda g, ans, tup: parts(g, tup, 2, np.atleast_3d)],
+                    "numpy.dstack"),
     np.block: Rule(np.block, [lambda g, ans, arrays: block_parts(g, arrays)], "numpy.block"),
     np.array: Rule(np.array, [lambda g, ans, object, dtype=None: from_array(g, object)],
                    "numpy.array"),

@@ -56,6 +56,13 @@ defvjp(np.logaddexp,
 defvjp(np.logaddexp2,
        lambda g, ans, x, y: unbroadcast(g * np.exp2(x - ans), x),
        lambda g, ans, x, y: unbroadcast(g * np.exp2(y - ans), y))
+# copysign is |x1| with x2's sign: x2 moves it only where it changes sign (no slope).
+defvjp(np.copysign,
+       lambda g, ans, x1, x2: unbroadcast(g * (np.sign(x1) * np.sign(ans)), x1),
+       lambda g, ans, x1, x2: unbroadcast(np.zeros_like(g), x2))
+defvjp(np.ldexp,  # x1 * 2**x2, of an integer x2
+       lambda g, ans, x1, x2: unbroadcast(np.ldexp(g, x2), x1),
+       None)
 
 defvjp(np.negative, lambda g, ans, x: -g)
 defvjp(np.positive, lambda g, ans, x: g)
@@ -122,6 +129,17 @@ defvjp(np.real, lambda g, ans, x: real_part(g) + 0j if np.iscomplexobj(x) else g
        batches=True)
 defvjp(np.imag, lambda g, ans, x: -1j * real_part(g) if np.iscomplexobj(x) else np.zeros_like(g),
        view=True, batches=True)
+# real_if_close drops imaginary parts all close to 0 (np.real's adjoint), else keeps a.
+defvjp(np.real_if_close,
+       lambda g, ans, a, tol=100:
+       real_part(g) + 0j if np.iscomplexobj(a) and not np.iscomplexobj(ans) else g,
+       view=True, batches=True)
+# The angle of a real number is 0 or pi: it has no slope.  Of a complex z it is
+# Im log z: its gradient (TensorFlow's convention) is i / conj(z), conjugated here.
+defvjp(np.angle,
+       lambda g, ans, z, deg=False:
+       (-1j * real_part(g) / z if np.iscomplexobj(z) else np.zeros_like(g))
+       * (180 / np.pi if deg else 1), batches=True)
 
 nondifferentiable(
     np.floor, np.ceil, np.rint, np.round, np.around, np.trunc, np.fix, np.floor_divide,
@@ -129,6 +147,7 @@ nondifferentiable(
     np.equal, np.not_equal, np.less, np.less_equal, np.greater, np.greater_equal,
     np.logical_and, np.logical_or, np.logical_not, np.logical_xor,
     np.isnan, np.isinf, np.isfinite, np.signbit, np.argmax, np.argmin,
+    np.iscomplexobj, np.isrealobj, np.iscomplex, np.isreal,
     np.argsort, np.nonzero, np.count_nonzero, np.shape, np.ndim, np.result_type,
     np.size, np.zeros_like, np.ones_like, np.empty_like,
     np.array_equal, np.allclose, np.isclose, np.any, np.all,

@@ -287,6 +287,8 @@ def norm_adjoint(g, ans, x, ord, axis, keepdims):
         return unreduce(g, x, axis, keepdims) * matrix_norm_slope(x, ord, axis)
     if ord in (np.inf, -np.inf):
         return extremum_adjoint(g, ans, np.abs(x), axis, keepdims) * np.conj(np.sign(x))
+    if ord == 0:  # the count of the elements that are not 0: piecewise constant
+        return np.zeros_like(unreduce(g, x, axis, keepdims))
     scale = unreduce(g / ans ** (ord - 1), x, axis, keepdims)
     return scale * np.abs(x) ** (ord - 1) * np.conj(np.sign(x))
 
@@ -405,11 +407,11 @@ def real_part(g):
     return np.real(g) if np.iscomplexobj(g) else g
 
 
-def deviation(x, axis):
+def deviation(x, axis, mean=np.mean):
     """``x - mean(x)`` along ``axis``, conjugated for a complex ``x``: the slope of the
     (real) variance, ``|x - mean|**2``'s as ``|z|**2``'s is ``conj(z)`` in the rules'
-    convention."""
-    d = x - np.mean(x, axis=axis, keepdims=True)
+    convention (``mean=np.nanmean``: of ``np.nanvar``)."""
+    d = x - mean(x, axis=axis, keepdims=True)
     return np.conj(d) if np.iscomplexobj(d) else d
 
 
@@ -499,6 +501,45 @@ def where_zero(cond, x):
 
 
 defvjp(unindex, lambda g, ans, gx, index, x, keep=0: take_rows(g, index, keep))
+
+
+def present(x):
+    """Where ``x`` holds a number, not NaN: the elements NumPy's nan-functions read."""
+    return np.logical_not(np.isnan(x))
+
+
+def not_modelled(what):
+    """The vjp of an input whose derivative no rule models: it raises, for a missing
+    derivative is never a zero."""
+    raise NotImplementedError(f"the gradient of {what}")
+
+
+def index_array(x):
+    """The position of each element of ``x`` in ``np.ravel(x)``: a function that only
+    moves or copies elements (``np.delete``, ``np.resize``), applied to it, says which
+    element of ``x`` each element of its result is."""
+    return np.reshape(np.arange(np.size(x)), np.shape(x))
+
+
+def gathered_adjoint(g, source, x):
+    """The adjoint of ``x`` in a result whose elements copy the elements ``source`` of
+    ``x`` (positions in ``np.ravel(x)``; -1: an element that copies none): ``g`` summed
+    back onto the elements it came from."""
+    kept = source >= 0
+    return np.reshape(unindex(g[kept], source[kept], np.ravel(x)), np.shape(x))
+
+
+def cut(ndim, axis, start, stop):
+    """The index of ``x[start:stop]`` along ``axis`` of an array ``x`` of ``ndim`` axes."""
+    return (slice(None),) * (axis % ndim) + (slice(start, stop),)
+
+
+def stood(ndim, axis):
+    """The shape of a vector stood along ``axis`` of an array of ``ndim`` axes."""
+    return tuple(-1 if d == axis % ndim else 1 for d in range(ndim))
+
+
+nondifferentiable(cut, stood)  # (an index, a shape: compiled code calls them as they are)
 
 
 def either(value, alias):
@@ -824,6 +865,12 @@ def multi_dot_adjoint(i, g, arrays):
     return np.reshape(d, np.shape(arrays[i]))
 
 
+def cumsum_from_end(v, axis):
+    """Each element of ``v`` summed with those after it along ``axis``: the adjoint of a
+    cumulative sum."""
+    return np.flip(np.cumsum(np.flip(v, axis), axis), axis)
+
+
 def cumprod_adjoint(g, ans, x, axis):
     """The adjoint of ``np.cumprod``: element j gets sum over i >= j of g_i times
     the product of x_0..x_i but x_j.  That is a reversed cumulative sum over x_j,
@@ -831,7 +878,7 @@ def cumprod_adjoint(g, ans, x, axis):
     if axis is None:
         return np.reshape(cumprod_adjoint(g, ans, np.ravel(x), 0), np.shape(x))
     if not np.any(x == 0):
-        return np.flip(np.cumsum(np.flip(g * ans, axis), axis), axis) / x
+        return cumsum_from_end(g * ans, axis) / x
     m = np.moveaxis(x, axis, -1)
     eye = np.eye(np.shape(m)[-1]) == 1
     products = np.triu(np.cumprod(np.where(eye, 1.0, np.expand_dims(m, -2)), axis=-1))

@@ -4,10 +4,11 @@ Spread by ``unreduce``, which keeps leading batch axes: most of these rules batc
 ``reduces=True``: given one array and no axis, the result is a number."""
 import numpy as np
 
-from .helpers import (average_adjoint, average_weights_adjoint, cumprod_adjoint, deviation,
-                      diff_adjoint, extremum_adjoint, norm_adjoint, prod_adjoint, ptp_adjoint,
-                      real_part, reduced_count, trace_adjoint, unreduce)
-from .registry import declare, defvjp, primitive
+from .helpers import (average_adjoint, average_weights_adjoint, cumprod_adjoint, cumsum_from_end,
+                      cut, deviation, diff_adjoint, extremum_adjoint, norm_adjoint,
+                      not_modelled, present, prod_adjoint, ptp_adjoint, real_part,
+                      reduced_count, trace_adjoint, unreduce, weights_like, where_zero)
+from .registry import declare, defform, defvjp, primitive
 
 
 defvjp(np.sum,
@@ -34,15 +35,79 @@ declare(np.mean, stand_in=mean_of)
 defvjp(np.prod,
        lambda g, ans, x, axis=None, dtype=None, out=None, keepdims=False, **kw:
        prod_adjoint(g, ans, x, axis, keepdims), batches=True, reduces=True)
+# returned=True by keyword is average_returned (below); by position, its pair of
+# results is refused, as the tape refuses it.
+AVERAGE_PAIR = "np.average's pair of results with returned=True passed by position"
 defvjp(np.average,
        lambda g, ans, x, axis=None, weights=None, returned=False, keepdims=False:
+       not_modelled(AVERAGE_PAIR) if returned else
        average_adjoint(g, ans, x, axis, weights, keepdims),
        None,
        lambda g, ans, x, axis=None, weights=None, returned=False, keepdims=False:
+       not_modelled(AVERAGE_PAIR) if returned else
        average_weights_adjoint(g, ans, x, axis, weights, keepdims))
+
+
+def average_returned(a, axis=None, weights=None, returned=True, keepdims=False):
+    """``np.average(..., returned=True)``: the average and, in its shape, the sum of the
+    weights (without weights: how many elements each average took)."""
+    average = np.average(a, axis=axis, weights=weights, keepdims=keepdims)
+    if weights is None:
+        total = np.full(np.shape(average), np.size(a) / np.size(average))
+    else:
+        weights = np.broadcast_to(weights_like(a, axis, weights), np.shape(a))
+        total = np.broadcast_to(np.sum(weights, axis=axis, keepdims=keepdims), np.shape(average))
+    return average, total
+
+
+defform(np.average, "returned", True, average_returned)
 for _f in (np.max, np.min, np.amax, np.amin):
     defvjp(_f, lambda g, ans, x, axis=None, out=None, keepdims=False, **kw:
            extremum_adjoint(g, ans, x, axis, keepdims), batches=True, reduces=True)
+# The nan-reductions: NaN takes no part in the result, and gets no adjoint.
+defvjp(np.nansum,
+       lambda g, ans, a, axis=None, dtype=None, out=None, keepdims=False:
+       where_zero(present(a), unreduce(g, a, axis, keepdims)), batches=True, reduces=True)
+defvjp(np.nanmean,
+       lambda g, ans, a, axis=None, dtype=None, out=None, keepdims=False:
+       where_zero(present(a), unreduce(g, a, axis, keepdims) / present_count(a, axis)),
+       batches=True, reduces=True)
+for _f in (np.nanmax, np.nanmin):
+    defvjp(_f, lambda g, ans, a, axis=None, out=None, keepdims=False:
+           nan_extremum_adjoint(g, ans, a, axis, keepdims), batches=True, reduces=True)
+defvjp(np.nanprod,
+       lambda g, ans, a, axis=None, dtype=None, out=None, keepdims=False:
+       where_zero(present(a), prod_adjoint(g, ans, np.where(present(a), a, 1.0), axis, keepdims)),
+       batches=True, reduces=True)
+defvjp(np.nanvar,
+       lambda g, ans, a, axis=None, dtype=None, out=None, ddof=0, keepdims=False:
+       nan_variance_adjoint(g, a, axis, keepdims, ddof), batches=True, reduces=True)
+defvjp(np.nanstd,  # d sqrt(v) = dv / (2 sqrt(v))
+       lambda g, ans, a, axis=None, dtype=None, out=None, ddof=0, keepdims=False:
+       nan_variance_adjoint(real_part(g) / (2 * ans), a, axis, keepdims, ddof),
+       batches=True, reduces=True)
+
+
+def present_count(a, axis):
+    """How many numbers (not NaN) each slice of ``a`` along ``axis`` holds, keeping dims."""
+    return np.sum(present(a), axis=axis, keepdims=True)
+
+
+def nan_extremum_adjoint(g, ans, a, axis, keepdims):
+    """The adjoint of ``np.nanmax`` or ``np.nanmin``: max's or min's, which never reaches
+    a NaN, but of an all-NaN slice (its result NaN): 0/0 there, masked."""
+    with np.errstate(invalid="ignore"):
+        return where_zero(present(a), extremum_adjoint(g, ans, a, axis, keepdims))
+
+
+def nan_variance_adjoint(g, a, axis, keepdims, ddof):
+    """The adjoint of ``a`` in ``np.nanvar``: ``np.var``'s, ``2 (a - mean) / (n - ddof)``,
+    with the count ``n`` and the mean of the numbers of each slice.  The deviations are
+    masked before the product, whose adjoint (a second derivative) reads them."""
+    spread = unreduce(real_part(g) * 2, a, axis, keepdims) / (present_count(a, axis) - ddof)
+    return where_zero(present(a), spread * where_zero(present(a), deviation(a, axis, np.nanmean)))
+
+
 defvjp(np.var,
        lambda g, ans, x, axis=None, dtype=None, out=None, ddof=0, keepdims=False, **kw:
        unreduce(real_part(g) * 2 / (reduced_count(x, ans) - ddof), x, axis, keepdims)
@@ -52,10 +117,32 @@ defvjp(np.std,
        unreduce(real_part(g) / (ans * (reduced_count(x, ans) - ddof)), x, axis, keepdims)
        * deviation(x, axis), batches=True, reduces=True)
 defvjp(np.cumsum,
-       lambda g, ans, x, axis=None, **kw:
-       np.reshape(np.flip(np.cumsum(np.flip(g, axis), axis), axis), np.shape(x)))
+       lambda g, ans, x, axis=None, **kw: np.reshape(cumsum_from_end(g, axis), np.shape(x)))
 defvjp(np.cumprod,
        lambda g, ans, a, axis=None, **kw: cumprod_adjoint(g, ans, a, axis))
+
+
+def past_initial(v, axis, include_initial):
+    """``v``, the result of a cumulative sum or product (or its adjoint), without the
+    identity ``include_initial`` put first along ``axis``: no input element made it."""
+    return v[cut(np.ndim(v), axis or 0, 1, None)] if include_initial else v
+
+
+if hasattr(np, "cumulative_sum"):  # NumPy 2.1
+    defvjp(np.cumulative_sum,
+           lambda g, ans, x, *, axis=None, dtype=None, include_initial=False:
+           np.reshape(cumsum_from_end(past_initial(g, axis, include_initial), axis), np.shape(x)))
+    defvjp(np.cumulative_prod,
+           lambda g, ans, x, *, axis=None, dtype=None, include_initial=False:
+           cumprod_adjoint(past_initial(g, axis, include_initial),
+                           past_initial(ans, axis, include_initial), x, axis))
+# NaN counts as 0 in a sum, 1 in a product; it gets no adjoint.
+defvjp(np.nancumsum,
+       lambda g, ans, a, axis=None, dtype=None, out=None:
+       where_zero(present(a), np.reshape(cumsum_from_end(g, axis), np.shape(a))))
+defvjp(np.nancumprod,
+       lambda g, ans, a, axis=None, dtype=None, out=None:
+       where_zero(present(a), cumprod_adjoint(g, ans, np.where(present(a), a, 1.0), axis)))
 defvjp(np.ptp,
        lambda g, ans, a, axis=None, out=None, keepdims=False: ptp_adjoint(g, a, axis, keepdims),
        reduces=True)

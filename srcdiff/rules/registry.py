@@ -115,8 +115,9 @@ def primitive_name(fn):
     name = getattr(fn, "__name__", repr(fn))
     if isinstance(fn, type(len)) and module == "builtins":
         return name
-    if module.startswith("numpy"):
-        module = "numpy.linalg" if module.endswith("linalg") else "numpy"
+    if module.startswith("numpy"):  # its public modules: np.linalg.solve, np.fft.fft, np.sum
+        module = next((m for m in ("numpy.linalg", "numpy.fft") if module.startswith(m)),
+                      "numpy")
     return f"{module}.{name}"
 
 

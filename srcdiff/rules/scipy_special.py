@@ -8,7 +8,7 @@ leaves the tape as ``np.asarray(t)`` does (``sd.reduce_logsumexp`` is recorded).
 import numpy as np
 from scipy import special
 
-from .helpers import unbroadcast, unreduce
+from .helpers import not_modelled, unbroadcast, unreduce
 from .registry import defvjp, primitive
 
 
@@ -26,6 +26,13 @@ defvjp(special.erfc, lambda g, ans, x: -g * (2 / np.sqrt(np.pi)) * np.exp(-x ** 
 defvjp(special.gammaln, lambda g, ans, x: g * special.digamma(x))
 defvjp(special.digamma, lambda g, ans, x: g * polygamma(1, x))
 defvjp(polygamma, None, lambda g, ans, n, x: g * polygamma(n + 1, x), batches=True)
+# The modified Bessel functions: d I_v(z) / dz = (I_(v-1)(z) + I_(v+1)(z)) / 2, and
+# I_-1 = I_1: NumPy's i0 differentiates through iv, iv through itself.
+defvjp(np.i0, lambda g, ans, x: g * special.iv(1, x), batches=True)
+defvjp(special.iv,
+       lambda g, ans, v, z: not_modelled("scipy.special.iv with respect to its order"),
+       lambda g, ans, v, z: unbroadcast(g * (special.iv(v - 1, z) + special.iv(v + 1, z)) / 2,
+                                        z))
 # x log y is 0 at x = 0 whatever y is: at x = y = 0, y gets no gradient (as in JAX).
 defvjp(special.xlogy,
        lambda g, ans, x, y: unbroadcast(g * np.log(y), x),

@@ -3,9 +3,10 @@ import operator
 
 import numpy as np
 
-from .helpers import (append_parts, batch_axes, clip_passes, concat_adjoint, diagonal_adjoint,
-                      either, from_end, pad_adjoint, pad_values_adjoint, real_part,
-                      repeat_adjoint, reshape_back, reshape_like, stack_adjoint, take_adjoint,
+from .helpers import (append_parts, batch_axes, clip_passes, concat_adjoint, cut,
+                      diagonal_adjoint, either, from_end, gathered_adjoint, index_array,
+                      pad_adjoint, pad_values_adjoint, real_part, reduced_axes, repeat_adjoint,
+                      reshape_back, reshape_like, stack_adjoint, stood, take_adjoint,
                       take_along_axis_adjoint, tile_adjoint, unbroadcast, unindex, untranspose,
                       where_zero)
 from .registry import defexpansion, defvjp, defvjp_argnum, nondifferentiable, primitive
@@ -83,6 +84,121 @@ defvjp(np.clip,
        lambda g, ans, a, a_min=None, a_max=None, out=None, min=None, max=None:
        unbroadcast(where_zero(a > a_max, g), a_max),
        batches=True)
+
+# partition's order within each side of kth is NumPy's to choose: each element of ans is
+# matched to the element of a of the same rank instead (the nth smallest to the nth).
+defvjp(np.partition,
+       lambda g, ans, a, kth, axis=-1, kind="introselect", order=None:
+       matched_adjoint(g, ans, a, axis))
+defvjp(np.diagflat, lambda g, ans, v, k=0: np.reshape(np.diagonal(g, k), np.shape(v)))
+defvjp(np.rollaxis,
+       lambda g, ans, a, axis, start=0:
+       np.moveaxis(g, from_end(rolled_to(axis, start, a), a), from_end(axis, a)),
+       view=True, batches=True)
+# Each copies elements of its array: the same call on their positions (index_array)
+# says which; -1 marks those that come from elsewhere (insert's values, and its array's).
+defvjp(np.insert,
+       lambda g, ans, arr, obj, values, axis=None:
+       gathered_adjoint(g, np.insert(index_array(arr), obj, -1, axis), arr),
+       None,
+       lambda g, ans, arr, obj, values, axis=None:
+       gathered_adjoint(g, np.insert(np.full(np.shape(arr), -1), obj, index_array(values), axis),
+                        values))
+defvjp(np.delete,
+       lambda g, ans, arr, obj, axis=None:
+       gathered_adjoint(g, np.delete(index_array(arr), obj, axis), arr))
+defvjp(np.resize,
+       lambda g, ans, a, new_shape: gathered_adjoint(g, np.resize(index_array(a), new_shape), a))
+defvjp(np.compress,
+       None,
+       lambda g, ans, condition, a, axis=None, out=None:
+       gathered_adjoint(g, np.compress(condition, index_array(a), axis), a))
+defvjp(np.extract,
+       None,
+       lambda g, ans, condition, arr:
+       gathered_adjoint(g, np.extract(condition, index_array(arr)), arr))
+
+
+def matched_adjoint(g, ans, x, axis):
+    """The adjoint of ``x`` in ``ans``, its elements in another order along ``axis``:
+    the element of ``x`` of each rank gets ``g`` of the element of ``ans`` of that rank
+    (stable sorts of both: equal elements in order of position)."""
+    if axis is None:
+        return np.reshape(matched_adjoint(g, ans, np.ravel(x), 0), np.shape(x))
+    sorted_g = np.take_along_axis(g, np.argsort(ans, axis=axis, kind="stable"), axis)
+    return take_along_axis_adjoint(sorted_g, x, np.argsort(x, axis=axis, kind="stable"), axis)
+
+
+def rolled_to(axis, start, x):
+    """The position ``np.rollaxis(x, axis, start)`` moves ``axis`` to: before the axis
+    that was at ``start``."""
+    n = np.ndim(x)
+    axis, start = axis % n, start + n if start < 0 else start
+    return start - 1 if axis < start else start
+
+
+def select(condlist, choicelist, default=0):
+    """``np.select``: where a condition holds first, its choice, where none does,
+    ``default``: ``np.where`` from the last condition back to the first."""
+    if len(condlist) != len(choicelist) or not len(condlist):
+        raise ValueError("np.select takes as many choices as conditions, at least one")
+    out = default
+    for k in range(len(condlist) - 1, -1, -1):
+        out = np.where(condlist[k], choicelist[k], out)
+    return out
+
+
+def chosen(a, n, mode):
+    """Which of ``n`` choices ``np.choose(a, choices, mode=mode)`` takes at each
+    element: np.choose of their positions (it wraps, clips or raises)."""
+    return np.choose(a, np.arange(n), mode=mode)
+
+
+nondifferentiable(chosen)
+
+
+def choose(a, choices, out=None, mode="raise"):
+    """``np.choose``: at each element, the choice ``a`` names, by ``np.where``."""
+    if out is not None:
+        raise TypeError("np.choose(..., out=...) is not differentiated: use the result")
+    picks = chosen(a, len(choices), mode)
+    result = 0
+    for k in range(len(choices)):
+        result = np.where(picks == k, choices[k], result)
+    return result
+
+
+def trimmed(filt, trim, axis):
+    """The slices ``np.trim_zeros(filt, trim, axis)`` keeps of ``filt``: along each axis
+    it trims, from the first (``'f'`` in ``trim``) to the last (``'b'``) slice that
+    holds a non-zero; nothing if all are zero."""
+    trim = trim.lower()
+    if trim not in ("fb", "bf", "f", "b"):
+        raise ValueError(f"unexpected character(s) in `trim`: {trim!r}")
+    found = np.argwhere(np.asarray(np.not_equal(filt, 0)))
+    ends = [None] * np.ndim(filt)
+    if len(found):
+        start = np.min(found, axis=0) if "f" in trim else ends
+        stop = np.max(found, axis=0) + 1 if "b" in trim else ends
+    else:
+        start = stop = [0] * np.ndim(filt)
+    axes = reduced_axes(filt, axis)
+    return (Ellipsis,) + tuple(slice(start[d], stop[d]) if d in axes else slice(None)
+                               for d in range(np.ndim(filt)))
+
+
+nondifferentiable(trimmed)
+
+
+def trim_zeros(filt, trim="fb", axis=None):
+    """``np.trim_zeros``: a slice of ``filt``.  A trimmed zero that moved would be kept:
+    the slope there is the slice's (zero), as a sort's is its order's."""
+    return filt[trimmed(filt, trim, axis)]
+
+
+defexpansion(np.select, select)
+defexpansion(np.choose, choose)
+defexpansion(np.trim_zeros, trim_zeros)
 
 
 @primitive
@@ -188,17 +304,27 @@ def spaced(g, ans, num, endpoint, axis, base, slope):
     return np.sum(g * weights, axis=axis)
 
 
+def split_bounds(n, indices_or_sections):
+    """Where ``np.array_split`` cuts an axis of length ``n``: at the indices given, or
+    into that many pieces, the first ``n % sections`` of them one longer; 0 and ``n``
+    first and last."""
+    if np.ndim(indices_or_sections):
+        return [0] + [int(i) for i in indices_or_sections] + [n]
+    sections = int(indices_or_sections)
+    if sections <= 0:
+        raise ValueError("number sections must be larger than 0.")
+    each, extra = divmod(n, sections)
+    return [0] + [int(b) for b in np.cumsum(extra * [each + 1] + (sections - extra) * [each])]
+
+
+nondifferentiable(split_bounds)
+
+
 def array_split(x, indices_or_sections, axis=0):
     """``np.array_split`` as slices of ``x``: each piece is a recorded ``x[...]``."""
-    n = np.shape(x)[axis]
-    if np.ndim(indices_or_sections) == 0:
-        sections = int(indices_or_sections)
-        each, extra = divmod(n, sections)
-        bounds = np.cumsum([0] + extra * [each + 1] + (sections - extra) * [each])
-    else:
-        bounds = [0, *indices_or_sections, n]
-    lead = (slice(None),) * (axis % np.ndim(x))
-    return [x[lead + (slice(start, stop),)] for start, stop in zip(bounds[:-1], bounds[1:])]
+    bounds = split_bounds(np.shape(x)[axis], indices_or_sections)
+    return [x[cut(np.ndim(x), axis, start, stop)] for start, stop in zip(bounds[:-1],
+                                                                         bounds[1:])]
 
 
 def split(x, indices_or_sections, axis=0):
@@ -208,13 +334,73 @@ def split(x, indices_or_sections, axis=0):
     return array_split(x, indices_or_sections, axis)
 
 
+def across(ary):
+    """The axis ``np.hsplit`` cuts ``ary`` along: the second, the first of a vector."""
+    if np.ndim(ary) == 0:
+        raise ValueError("hsplit only works on arrays of 1 or more dimensions")
+    return 1 if np.ndim(ary) > 1 else 0
+
+
+nondifferentiable(across)
+
+
+def hsplit(ary, indices_or_sections):
+    """``np.hsplit``: ``np.split`` across ``ary``."""
+    return split(ary, indices_or_sections, across(ary))
+
+
+def dsplit(ary, indices_or_sections):
+    """``np.dsplit``: ``np.split`` along the third axis."""
+    if np.ndim(ary) < 3:
+        raise ValueError("dsplit only works on arrays of 3 or more dimensions")
+    return split(ary, indices_or_sections, 2)
+
+
+def unstack(x, axis=0):
+    """``np.unstack``: the slices of ``x`` along ``axis``.  (NumPy's ``x`` is
+    positional-only and ``axis`` keyword-only, which the compiler compiles in no
+    expansion: here ``axis`` may be passed by position too.)"""
+    return tuple(np.moveaxis(x, axis, 0))
+
+
+# The compiler joins the adjoints of unpacked pieces (a, b = np.split(x, 2)) back along
+# the axis a split declares; it refuses pieces kept together.  hsplit's axis depends on
+# x's rank, dsplit needs three, and unstack's pieces are slices: those are compiled as
+# calls of their expansions (pieces unpacked or kept together).
 defexpansion(np.array_split, array_split, splits=0)
 defexpansion(np.split, split, splits=0)
-# hsplit's axis depends on x's rank: no fixed axis to declare, so the compiler refuses it.
-defexpansion(np.hsplit,
-             lambda x, indices_or_sections:
-             split(x, indices_or_sections, axis=1 if np.ndim(x) > 1 else 0))
 defexpansion(np.vsplit, lambda x, indices_or_sections: split(x, indices_or_sections), splits=0)
+defexpansion(np.hsplit, hsplit)
+defexpansion(np.dsplit, dsplit)
+if hasattr(np, "unstack"):  # NumPy 2.1
+    defexpansion(np.unstack, unstack)
+
+
+def broadcast_all(arrays):
+    """``np.broadcast_arrays(*arrays)``: each array broadcast to the shape of them all."""
+    shape = np.broadcast_shapes(*[np.shape(a) for a in arrays])
+    return tuple(np.broadcast_to(a, shape) for a in arrays)
+
+
+def grids(xi, copy, sparse, indexing):
+    """``np.meshgrid(*xi, ...)``: each vector stood along its own axis (the first two
+    swapped for ``indexing='xy'``), broadcast to the grid unless ``sparse``."""
+    if indexing not in ("xy", "ij"):
+        raise ValueError("Valid values for `indexing` are 'xy' and 'ij'.")
+    axes = list(range(len(xi)))
+    if indexing == "xy" and len(xi) > 1:
+        axes[:2] = [1, 0]
+    out = [np.reshape(x, stood(len(xi), a)) for x, a in zip(xi, axes)]
+    out = out if sparse else broadcast_all(out)
+    return tuple(np.copy(o) for o in out) if copy else tuple(out)
+
+
+# On the tape only (lambdas): the compiler compiles no function of *args beside
+# keyword-only parameters, and refuses these.
+defexpansion(np.broadcast_arrays, lambda *args, subok=False: broadcast_all(args))
+defexpansion(np.meshgrid, lambda *xi, copy=True, sparse=False, indexing="xy":
+             grids(xi, copy, sparse, indexing))
+
 
 # NumPy functions that take their inputs as one sequence, and the primitives
 # that take them as arguments (so each input has its own adjoint).
