@@ -23,6 +23,7 @@ import collections
 import functools
 import inspect
 import numbers
+import operator
 import warnings
 import weakref
 
@@ -328,17 +329,19 @@ class _CompiledCall(Rule):
                 self._last = (g, grads)
         return grads
 
-    def once(self, ids):
-        """{id of a tape input: its adjoint} for those in ``ids`` (maybe others' too),
-        seeded with ones: the whole walk of a tape used once that holds this call alone
-        (Rule's ``once``), in the common case (a single result, each tape input the
-        input of its position, every one asked for active); else None, for the
-        general ``joint``."""
+    def once(self, sources, tracked):
+        """The adjoints of ``sources`` (None for those it does not reach), seeded with
+        ones: the whole walk of a tape used once that holds this call alone (Rule's
+        ``once``; ``tracked``, the ids the tape tracks), in the common case (a single
+        result, each tape input the input of its position, every one asked for
+        active); else None, for the general ``joint``."""
         if self.part is not None or not self.direct:
             return None
         value = self.value
         kind = type(value)
-        if kind in _FLOAT64S:  # the adjoint of a number is a number (see _as_number)
+        if kind is float:  # as sd.grad seeds it: scalar code stays on Python floats
+            g = 1.0
+        elif kind is np.float64:  # the adjoint of a number is a number (see _as_number)
             g = _ONE
         elif kind is np.ndarray:
             g = np.empty(value.shape, value.dtype)  # np.ones, without its Python layers
@@ -347,6 +350,8 @@ class _CompiledCall(Rule):
             return None
         args = self.tape_inputs
         positions, others = _POSITIONS.get(self.active) or _positions(self.active)
+        ids = tracked.intersection(map(id, sources)) if others or len(positions) < len(
+            args) else None
         for k in others:  # a source watched after the call: compiled with it active
             if k < len(args) and id(args[k]) in ids:
                 return None
@@ -360,17 +365,20 @@ class _CompiledCall(Rule):
             grads = self.unit.backward(saved, g)
         if len(positions) == 1:
             grads = (grads,)
-        if len(positions) == len(args):  # every tape input active, the common case
+        if ids is None:  # every tape input active, the common case
+            if len(sources) == len(args) and all(map(operator.is_, sources, args)):
+                return list(grads)  # asked for in the order of the call: as they are
             found = dict(zip(map(id, args), grads))  # (None where unconnected)
             if len(found) == len(args):
-                return found
+                return [*map(found.get, map(id, sources))]
+            ids = tracked.intersection(map(id, sources))
         found = {}
         for k, d in zip(positions, grads):
             key = id(args[k])
             if key in ids and d is not None:
                 previous = found.get(key)  # f(x, x): one source, two inputs
                 found[key] = d if previous is None else previous + d
-        return found
+        return [*map(found.get, map(id, sources))]
 
     def _adjoints(self, g, flat, active):
         """The adjoints of the tape inputs for ``g``, the adjoint of the result (a batch

@@ -473,13 +473,13 @@ class GradientTape:
         alone, for the inputs that are sources (nothing to follow, slim or order)."""
         tape = self._tape
         self._end_use()
-        source_ids = tape.tracked.intersection(map(id, sources))
         record = tape.records.pop()
         once = record[0].once
-        if once is not None and id(target) not in source_ids:
-            grads = once(source_ids)  # its own walk (a compiled function's)
+        if once is not None and id(target) not in map(id, sources):
+            grads = once(sources, tape.tracked)  # its own walk (a compiled function's)
             if grads is not None:
-                return [*map(grads.get, map(id, sources))]
+                return grads
+        source_ids = tape.tracked.intersection(map(id, sources))
         rule, args, raw, kwargs, out = _fields(record)
         g = _seed(target, None, False)
         grads = {id(target): g}  # the target's own, should it be a source too

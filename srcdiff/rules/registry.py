@@ -37,9 +37,9 @@ class Rule:
     a primitive whose backward step serves every input at once (a compiled
     function's) is then run once by the plain walk, not once per input.  ``once``,
     when not None, is the whole walk of a tape used once that holds this rule's one
-    record, seeded with ones: ``once(ids) -> {id(input): adjoint}`` for the inputs
-    whose ids are in ``ids`` (maybe others' too), or None where it leaves
-    that to ``joint``."""
+    record, seeded with ones: ``once(sources, tracked) -> [adjoint of each source]``
+    (``tracked``: the ids of what the tape tracks), or None where it leaves that to
+    ``joint``."""
 
     __slots__ = ("primitive", "vjps", "argnum_vjp", "name", "joint", "_parameters")
     once = None
