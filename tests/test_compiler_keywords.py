@@ -1,6 +1,6 @@
 """Keyword arguments of calls with a derivative rule: a keyword that names an input
 is that input (it gets its gradient); one the rule models is passed to it; any
-other (``where=``, ``initial=``, ``out=``) is refused, since the rule
+other (``initial=`` of a max, ``out=``) is refused, since the rule
 would ignore it and the gradient would be of another function."""
 import math
 
@@ -54,6 +54,27 @@ def sum_where(x):
     return np.sum(x * x, where=x > 0)
 
 
+def mean_where_along_an_axis(x):
+    m = np.reshape(x, (2, 2))
+    return np.sum(np.mean(np.sin(m) * m, axis=1, keepdims=True, where=m < 1.0) ** 2)
+
+
+def sum_where_a_row_mask_broadcasts(x):
+    m = np.reshape(x, (2, 2))
+    return np.sum(np.exp(np.sum(m * m, axis=0, where=np.array([True, False]), initial=1.0)))
+
+
+@pytest.mark.parametrize("fn", [sum_where, mean_where_along_an_axis,
+                                sum_where_a_row_mask_broadcasts], ids=lambda f: f.__name__)
+def test_where_leaves_elements_out_of_the_reduction_and_its_gradient(fn):
+    # where= was once ignored by the tape: the gradient of the whole sum
+    check_three_ways(fn, (X,))
+
+
+def max_where(x):
+    return np.max(x, where=x > 0, initial=-1.0)
+
+
 def max_initial(x):
     return np.max(x, initial=2.0)
 
@@ -80,7 +101,7 @@ def mean_into_out(x):
     return y * 1.0
 
 
-@pytest.mark.parametrize("fn", [sum_where, max_initial, mean_into_out],
+@pytest.mark.parametrize("fn", [max_where, max_initial, mean_into_out],
                          ids=lambda f: f.__name__)
 def test_keywords_without_a_model_are_refused(fn):
     with pytest.raises(sd.CompileError) as info:
@@ -194,3 +215,11 @@ def test_signatures_not_modelled_are_refused(helper, words):
         return np.sum(helper(x, k=2.0))
     with pytest.raises(sd.CompileError, match=words):
         sd.grad(loss)(X.copy())
+
+
+def sum_with_an_initial_value(x):
+    return np.sum(np.tanh(x), initial=np.sum(x * x)) * np.sum(x, initial=0.5)
+
+
+def test_an_initial_value_is_added_to_the_sum_and_gets_its_gradient():
+    check_three_ways(sum_with_an_initial_value, (X,))

@@ -28,7 +28,7 @@ from srcdiff.rules.linalg import eigh_factor, logabsdet, multi_dot, qr_factor, s
 from srcdiff.rules.linalg import eig_factor, lstsq_part
 from srcdiff.rules.polynomials import leading_nonzero
 from srcdiff.rules.numbers import as_float64
-from srcdiff.rules import guarded, zero_safe
+from srcdiff.rules import guarded, reductions, zero_safe
 from srcdiff.rules.nn import (elu, kink_grad, leaky_relu, log_softmax, relu, relu6, selu,
                               sigmoid, softmax, softplus, softsign)
 from srcdiff.rules.scans import cumulative_logsumexp
@@ -465,7 +465,13 @@ def nan_reduction(**extra):
 
 
 UNWRAPPED = dict(lo=-4.0, hi=4.0)  # jumps of more than pi: unwrap adds periods
+KEPT = np.array([[True, False, True, True], [False, True, True, False],
+                 [True, True, False, True]])  # where=: each row and column keeps some
 EXAMPLES.update({
+    reductions.sum_where: [ex(R(3, 4), 0.0, KEPT), ex(R(3, 4), R(), KEPT[0], 0),
+                           ex(R(3, 4), 2.0, KEPT, 1, None, True)],
+    reductions.mean_where: [ex(R(3, 4), KEPT), ex(R(3, 4), KEPT[:1], 1),
+                            ex(R(3, 4), KEPT, 0, None, True)],
     np.nansum: nan_reduction(), np.nanmean: nan_reduction(), np.nanmax: nan_reduction(),
     np.nanmin: nan_reduction(), np.nanprod: nan_reduction(),
     np.nanvar: nan_reduction() + [ex(WITH_NAN, axis=1, ddof=1)],

@@ -188,7 +188,8 @@ class Describer:
         if rules.traits_of(fn).splits is not None:  # several results: see reverse_unpack
             return Op(Kind.SPLIT, node.args[:1], fn=fn, name=rules.registry.primitive_name(fn))
         form = kwargs and rules.registry.form_of(fn, {
-            k: v.value for k, v in kwargs.items() if isinstance(v, gast.Constant)})
+            k: v.value if isinstance(v, gast.Constant) else rules.registry.UNKNOWN
+            for k, v in kwargs.items()})
         if form:  # np.linalg.svd(a, compute_uv=False): another function, compiled as a call
             return Op(Kind.CALL, self.bind(form, node), fn=form)
         expansion = rules.registry.expansion_of(fn)

@@ -7,8 +7,9 @@ import numpy as np
 from .helpers import (average_adjoint, average_weights_adjoint, cumprod_adjoint, cumsum_from_end,
                       cut, deviation, diff_adjoint, extremum_adjoint, norm_adjoint,
                       not_modelled, present, prod_adjoint, ptp_adjoint, real_part,
-                      reduced_count, trace_adjoint, unreduce, weights_like, where_zero)
-from .registry import declare, defform, defvjp, primitive
+                      reduced_count, trace_adjoint, unbroadcast, unreduce, weights_like,
+                      where_zero)
+from .registry import ANY, declare, defform, defvjp, primitive
 
 
 defvjp(np.sum,
@@ -61,6 +62,55 @@ def average_returned(a, axis=None, weights=None, returned=True, keepdims=False):
 
 
 defform(np.average, "returned", True, average_returned)
+
+
+# where=: the elements it leaves out take no part in the result, and get no adjoint;
+# initial= is added to each sum.
+@primitive
+def sum_where(a, initial, where, axis=None, dtype=None, keepdims=False):
+    """``np.sum(a, axis, dtype, keepdims=keepdims, initial=initial, where=where)``."""
+    return np.sum(a, axis=axis, dtype=dtype, keepdims=keepdims, initial=initial, where=where)
+
+
+@primitive
+def mean_where(a, where, axis=None, dtype=None, keepdims=False):
+    """``np.mean(a, axis, dtype, keepdims=keepdims, where=where)``."""
+    return np.mean(a, axis=axis, dtype=dtype, keepdims=keepdims, where=where)
+
+
+def where_count(where, a, axis):
+    """How many elements of each slice of ``a`` along ``axis`` ``where`` keeps."""
+    return np.sum(np.broadcast_to(where, np.shape(a)), axis=axis, keepdims=True)
+
+
+defvjp(sum_where,
+       lambda g, ans, a, initial, where, axis=None, dtype=None, keepdims=False:
+       where_zero(where, unreduce(g, a, axis, keepdims)),
+       lambda g, ans, a, initial, where, axis=None, dtype=None, keepdims=False:
+       unbroadcast(g, initial), batches=True)
+defvjp(mean_where,
+       lambda g, ans, a, where, axis=None, dtype=None, keepdims=False:
+       where_zero(where, unreduce(g, a, axis, keepdims) / where_count(where, a, axis)),
+       None, batches=True)
+
+
+def summed_where(a, axis=None, dtype=None, out=None, keepdims=False, initial=0, where=True):
+    """``np.sum`` given ``where=`` or ``initial=``: ``sum_where``."""
+    if out is not None:
+        raise TypeError("np.sum(..., out=...) is not differentiated: use the result")
+    return sum_where(a, initial, where, axis, dtype, keepdims)
+
+
+def averaged_where(a, axis=None, dtype=None, out=None, keepdims=False, where=True):
+    """``np.mean`` given ``where=``: ``mean_where``."""
+    if out is not None:
+        raise TypeError("np.mean(..., out=...) is not differentiated: use the result")
+    return mean_where(a, where, axis, dtype, keepdims)
+
+
+defform(np.sum, "where", ANY, summed_where)
+defform(np.sum, "initial", ANY, summed_where)
+defform(np.mean, "where", ANY, averaged_where)
 for _f in (np.max, np.min, np.amax, np.amin):
     defvjp(_f, lambda g, ans, x, axis=None, out=None, keepdims=False, **kw:
            extremum_adjoint(g, ans, x, axis, keepdims), batches=True, reduces=True)

@@ -232,18 +232,26 @@ def defexpansion(numpy_fn, expansion, named=None, **facts):
     return expansion
 
 
+# defform's value for a keyword that picks its form whatever it is given (``where=``);
+# form_of's for a keyword given a value the compiler does not know.
+ANY = object()
+UNKNOWN = object()
+
+
 def defform(numpy_fn, keyword, value, form):
-    """Differentiate ``numpy_fn(..., keyword=value)`` as ``form`` (a function of the
-    same parameters) called the same way: for a keyword that changes what the call
-    returns (``np.linalg.svd(a, compute_uv=False)`` is the singular values alone)."""
+    """Differentiate ``numpy_fn(..., keyword=value)`` (``value`` ANY: given at all) as
+    ``form`` (a function of the same parameters) called the same way: for a keyword
+    that changes what the call returns (``np.linalg.svd(a, compute_uv=False)`` is the
+    singular values alone) or which elements it reads (``np.sum(a, where=mask)``)."""
     _FORMS.setdefault(numpy_fn, []).append((keyword, value, form))
 
 
-def form_of(numpy_fn, constants):
-    """The form ``constants`` (keyword -> value, of a call of ``numpy_fn``) picks
-    among those registered by :func:`defform`, or None."""
+def form_of(numpy_fn, given):
+    """The form ``given`` (keyword -> value, UNKNOWN where not a constant, of a call of
+    ``numpy_fn``) picks among those registered by :func:`defform`, or None."""
     for keyword, value, form in _FORMS.get(numpy_fn, ()):
-        if keyword in constants and constants[keyword] == value:
+        if keyword in given and (value is ANY or given[keyword] is not UNKNOWN and type(
+                given[keyword]) is type(value) and given[keyword] == value):
             return form
     return None
 
