@@ -78,7 +78,11 @@ def call_keyword(x):
 
 
 def call_keyword_without_a_model(x):
-    return np.sum(x, where=x > 0)
+    return np.max(x, where=x > 0, initial=0.0)
+
+
+def call_keyword_picking_a_form(x):
+    return np.sum(x * x, where=x > 0)
 
 
 def call_starred(x):
@@ -133,6 +137,21 @@ def call_method_of_a_builtin_modelled(x):
 def call_dict_of_zip(x):
     d = dict(zip(["a", "b"], [x, x * 2.0]))
     return np.sum(d["a"] * d["b"])
+
+
+def for_over_a_list_it_extends(x):
+    xs = [x[0]]
+    for v in xs:  # Python's loop runs over the items appended too
+        if len(xs) < 3:
+            xs.append(v * x[1])
+    return sum(xs)
+
+
+def for_over_a_list_it_rebinds(x):
+    xs = [x[0], x[1]]
+    for v in xs:  # over the list as it was: the name is rebound, the list unchanged
+        xs = xs + [v * x[2]]
+    return sum(xs)
 
 
 def for_else(x):
@@ -739,7 +758,7 @@ EXPRESSIONS = {
     "BinOp": [(binop, GRAD), (binop_matmul, GRAD), (binop_without_rule, REFUSE)],
     "BoolOp": [(boolop_condition, GRAD), (boolop_value, REFUSE)],
     "Call": [(call_positional, GRAD), (call_keyword, GRAD),
-             (call_keyword_without_a_model, REFUSE), (call_starred, GRAD),
+             (call_keyword_without_a_model, REFUSE), (call_keyword_picking_a_form, GRAD), (call_starred, GRAD),
              (call_starred_of_unknown_length, REFUSE),
              (call_in_a_list_literal, GRAD), (call_method_known, GRAD),
              (call_method_unknown, REFUSE), (call_method_diagonal, GRAD),
@@ -800,7 +819,8 @@ STATEMENTS = {
     "Continue": [(break_continue, GRAD)],
     "Delete": [(delete, REFUSE)],
     "Expr": [(expression_statement, GRAD)],
-    "For": [(for_loop, GRAD), (for_else, GRAD)],
+    "For": [(for_loop, GRAD), (for_else, GRAD), (for_over_a_list_it_extends, REFUSE),
+            (for_over_a_list_it_rebinds, GRAD)],
     "FunctionDef": [(function_definition, GRAD), (nested_def_passed_to_a_helper, GRAD),
                     (function_definition_recursive, REFUSE),
                     (nonlocal_statement, REFUSE)],

@@ -328,6 +328,13 @@ class Normalizer(ExpressionLowering):
         else:
             sequences = [iter_]
             targets = [target]
+        for q in sequences:
+            if isinstance(q, gast.Name) and _resized(q.id, s.body):
+                raise self.source_map.error(
+                    s, f"this loop changes the length of {q.id}, the list it runs over: "
+                       "Python's loop would see the change, a loop by position would not",
+                    hint=f"Loop over a copy (for x in list({q.id})), or over "
+                         f"range(len({q.id})) as it was, or use a while loop.")
         # the loop iterates over the sequences as they were before it: the body may rebind them
         assigned = S.assigned_names(s.body) | S.names_in(target)
         seqs = [self.copy_if_assigned(self.atom(q, "seq"), assigned) for q in sequences]
@@ -416,6 +423,32 @@ class Normalizer(ExpressionLowering):
             return S.name(fresh)
         return bound
 
+
+
+_RESIZING = frozenset({"append", "extend", "insert", "pop", "remove", "clear"})
+
+
+def _resized(name, body):
+    """Whether ``body`` may change the length of the list ``name`` holds: a method that
+    resizes it, ``name += ...`` (a list's in place), ``del name[...]`` or a slice of it
+    assigned (rebinding ``name`` leaves the list as it was)."""
+    for node in (n for stmt in body for n in S.walk(stmt)):
+        if isinstance(node, gast.Call) and isinstance(node.func, gast.Attribute):
+            if _is(node.func.value, name) and node.func.attr in _RESIZING:
+                return True
+        elif isinstance(node, gast.AugAssign) and _is(node.target, name):
+            return True
+        elif isinstance(node, (gast.Delete, gast.Assign)):
+            targets = node.targets
+            if any(isinstance(t, gast.Subscript) and _is(t.value, name) and (
+                    isinstance(node, gast.Delete) or isinstance(t.slice, gast.Slice))
+                   for t in targets):
+                return True
+    return False
+
+
+def _is(node, name):
+    return isinstance(node, gast.Name) and node.id == name
 
 
 def _positions(seq, at):
