@@ -139,7 +139,9 @@ class Contributions:
             return [(op.inputs[0].id, _ListItem(op.inputs[1], g))]
         if self.rows is not None and not traits_of(op.fn).batches:
             raise NotBatched(f"the rule of {op.rule.name} takes one adjoint at a time")
-        result_scalar = all(self.is_scalar(a) for a in op.inputs)
+        elementwise = isinstance(op.fn, np.ufunc) or op.fn in _ELEMENTWISE
+        # numbers in, a number out: of an elementwise op only (np.full(3, a) is an array)
+        result_scalar = elementwise and all(self.is_scalar(a) for a in op.inputs)
         for i, a in enumerate(op.inputs):
             names = ([a] if isinstance(a, gast.Name) else [])
             if not names or not self.feeds(s, a.id):
@@ -165,8 +167,7 @@ class Contributions:
                     inputs = [self.as_array(b) for b in inputs]
                 expr = syntax.inline(i, g, ans, inputs, op.kwargs)
             # numbers beside a broadcasting op's input leave it its shape (np.full(5, v) not)
-            others = [b for k, b in enumerate(op.inputs) if k != i] if (
-                isinstance(op.fn, np.ufunc) or op.fn in _ELEMENTWISE) else [None]
+            others = [b for k, b in enumerate(op.inputs) if k != i] if elementwise else [None]
             expr = _simplify(expr, lambda v: self.same_shape(v, a, others, result_scalar),
                              self.rows, self.ranks)
             if op.fn is operator.getitem and not sequence:  # a list's adjoint is Items
