@@ -25,11 +25,12 @@ from . import syntax as S
 # names' values read when the function runs (``free_values``), the copy of a view a
 # write is about to change (``snapshot``) and a container's item it replaces
 # (``old_item``, ``put_back``), arithmetic written into an owned adjoint (``into``), the
-# lean unit's check of an array to write into (``spare``).
+# lean unit's check of an array to write into (``spare``), an input's adjoint among
+# those a registered rule returned (``rule_adjoint``).
 FREE_VALUES = "free_values"
 EMITTED = frozenset({"np", "tape", "_", "range", "reversed", "len", "min", "float", "slice",
                      "cast", "shape_of", "UNBOUND", "unbound", FREE_VALUES, "snapshot",
-                     "old_item", "put_back", "into", "spare"})
+                     "old_item", "put_back", "into", "spare", "rule_adjoint"})
 # Compiled callees are bound as NAME_forward and NAME_backward.
 CALLEE_SUFFIXES = ("_forward", "_backward")
 

@@ -430,21 +430,29 @@ _RESIZING = frozenset({"append", "extend", "insert", "pop", "remove", "clear"})
 
 def _resized(name, body):
     """Whether ``body`` may change the length of the list ``name`` holds: a method that
-    resizes it, ``name += ...`` (a list's in place), ``del name[...]`` or a slice of it
-    assigned (rebinding ``name`` leaves the list as it was)."""
+    resizes it, ``del name[...]``, or a list (a literal, a comprehension, ``list(...)``)
+    added in place (``name += [v]``) or assigned to a slice of it.  (An array's ``+=``
+    and slices keep its length; rebinding ``name`` leaves the list as it was.)"""
     for node in (n for stmt in body for n in S.walk(stmt)):
         if isinstance(node, gast.Call) and isinstance(node.func, gast.Attribute):
             if _is(node.func.value, name) and node.func.attr in _RESIZING:
                 return True
-        elif isinstance(node, gast.AugAssign) and _is(node.target, name):
-            return True
-        elif isinstance(node, (gast.Delete, gast.Assign)):
-            targets = node.targets
-            if any(isinstance(t, gast.Subscript) and _is(t.value, name) and (
-                    isinstance(node, gast.Delete) or isinstance(t.slice, gast.Slice))
-                   for t in targets):
+        elif isinstance(node, gast.AugAssign):
+            if _is(node.target, name) and _a_list(node.value):
+                return True
+        elif isinstance(node, gast.Delete):
+            if any(isinstance(t, gast.Subscript) and _is(t.value, name) for t in node.targets):
+                return True
+        elif isinstance(node, gast.Assign) and _a_list(node.value):
+            if any(isinstance(t, gast.Subscript) and _is(t.value, name)
+                   and isinstance(t.slice, gast.Slice) for t in node.targets):
                 return True
     return False
+
+
+def _a_list(node):
+    return isinstance(node, (gast.List, gast.ListComp)) or (
+        isinstance(node, gast.Call) and _is(node.func, "list"))
 
 
 def _is(node, name):
