@@ -357,9 +357,32 @@ class _ArrayLike:
             return registry.expand(func, *args, **kwargs)
         if joins.is_join(func):  # np.concatenate([a, b]), np.hstack, np.block...
             return joins.join(func, args, kwargs)
+        if func in _WRITERS:  # np.copyto(buf, t): into the caller's array
+            return _write_into(func, args, kwargs)
         if any(map(isinstance, args, _SEQUENCE_TYPES)):  # np.where(c, [1., 2.], x)
             args = _sequences_as_inputs(func, args)
         return apply(func, *args, **kwargs)
+
+
+# NumPy's functions that write into their first argument.
+_WRITERS = frozenset({np.copyto, np.put, np.putmask, np.place, np.put_along_axis,
+                      np.fill_diagonal})
+
+
+def _write_into(func, args, kwargs):
+    """``func(dst, ...)`` writing into the ndarray ``dst`` itself (``apply`` would write
+    into the copy a tape keeps): refused into a Tensor (immutable), or of a value a
+    recording tape follows (an ndarray carries no gradient), as ``dst[:] = t`` is."""
+    dst, rest = (args[0], args[1:]) if args else (kwargs.pop("dst", None), args)
+    name = registry.primitive_name(func)
+    if isinstance(dst, _ArrayLike):
+        raise TypeError(f"srcdiff Tensors are immutable: {name} cannot write into one")
+    values = [*rest, *kwargs.values()]
+    if any(isinstance(v, _ArrayLike) and followed(v) for v in values):
+        raise TypeError(f"{name} would write a Tensor that a recording GradientTape "
+                        "follows into an ndarray, which carries no gradient: build the "
+                        "result with ops on Tensors (np.where, np.concatenate, sd.stack)")
+    return func(dst, *map(_raw, rest), **{k: _raw(v) for k, v in kwargs.items()})
 
 
 class _Ref:
@@ -883,6 +906,8 @@ def _refuse_if_tracked(fn, args, tapes):
 
 
 def _refuse_if_watched(name, args, tapes):
+    if tapes and any(map(_is_variable, args)):  # read: a trainable one is watched then
+        args = [a.read_value() if isinstance(a, Variable) else a for a in args]
     for tape in tapes:
         if tape._tracks_any(args):
             refuse_without_rule(name)

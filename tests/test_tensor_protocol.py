@@ -342,3 +342,60 @@ def test_the_tape_refuses_a_keyword_no_rule_models(reduce):
     with sd.GradientTape() as tape:  # unwatched: no gradient asked, nothing refused
         y = reduce(sd.constant(values), where=values > 0.7, **initial)
     assert tape.gradient(y, x) is None
+
+
+@pytest.mark.parametrize("given", ["append", "prepend", "both"])
+def test_diff_with_an_end_given_by_keyword_differentiates_each_input(given):
+    # append= once went to prepend's place: np._NoValue, filled in for the skipped
+    # prepend, was taken for a value
+    weights = RNG.normal(size=6)
+    ends = {"append": ["append"], "prepend": ["prepend"], "both": ["prepend", "append"]}[given]
+
+    def f(v, *end):
+        out = np.diff(v, **dict(zip(ends, end)))
+        return np.sum(out * weights[:out.shape[0]])
+    assert_gradients_match(f, [RNG.normal(size=4)] + [RNG.normal(size=1) for _ in ends])
+
+
+WRITERS = {
+    "copyto": lambda buf, t: np.copyto(buf, t),
+    "put": lambda buf, t: np.put(buf, [0, 2, 1], t),
+    "putmask": lambda buf, t: np.putmask(buf, np.array([True, False, True]), t),
+    "place": lambda buf, t: np.place(buf, np.array([True, False, True]), t),
+    "put_along_axis": lambda buf, t: np.put_along_axis(buf, np.array([2, 0, 1]), t, 0),
+}
+
+
+@pytest.mark.parametrize("write", WRITERS.values(), ids=WRITERS)
+def test_numpys_writers_write_an_untracked_tensor_and_refuse_a_followed_one(write):
+    # under a tape they once wrote into the copy the tape keeps: the array unchanged
+    values = np.array([0.5, 1.2, -0.7])
+    expected = np.zeros(3)
+    write(expected, values)
+    buf = np.zeros(3)
+    with sd.GradientTape():
+        write(buf, sd.constant(values))  # no tape follows it: written as its values
+    np.testing.assert_array_equal(buf, expected)
+    x = sd.Variable(values)
+    with sd.GradientTape():
+        with pytest.raises(TypeError, match="carries no gradient"):
+            write(np.zeros(3), x)
+    with pytest.raises(TypeError, match="immutable"):
+        write(sd.constant(np.zeros(3)), values)
+
+
+UFUNC_METHODS = {
+    "multiply.outer": lambda v: np.multiply.outer(v, v),
+    "maximum.accumulate": np.maximum.accumulate,
+    "logaddexp.reduce": np.logaddexp.reduce,
+    "add.reduceat": lambda v: np.add.reduceat(v, [0, 2]),
+}
+
+
+@pytest.mark.parametrize("method", UFUNC_METHODS.values(), ids=UFUNC_METHODS)
+def test_a_ufunc_method_without_a_rule_refuses_a_variable_not_yet_read(method):
+    # a Variable given directly was not seen as watched: its gradient came back None
+    v = sd.Variable(np.array([0.3, 1.2, 0.7]))
+    with sd.GradientTape():
+        with pytest.raises(LookupError, match="no gradient for numpy"):
+            method(v)

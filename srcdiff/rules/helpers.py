@@ -12,6 +12,7 @@ Which rules cope with such adjoints is their trait ``batches`` (``registry.Trait
 (``np.shape``, ``.size``): the compiler keeps the shape of such a value for the
 backward pass, not the value."""
 import contextlib
+import inspect
 import string
 import threading
 
@@ -886,11 +887,17 @@ def cumprod_adjoint(g, ans, x, axis):
     return np.moveaxis(d, -1, axis)
 
 
+# What NumPy's signatures hold for an argument not given (np.diff's prepend): the tape
+# passes it by position when a later one is a Tensor given by keyword.
+NOT_GIVEN = inspect.signature(np.diff).parameters["prepend"].default
+
+
 def diff_adjoint(k, g, a, n, axis, prepend, append):
     """The adjoint of ``(a, _, _, prepend, append)[k]`` in ``np.diff``: the adjoint of
     the differences, taken back ``n`` times (-diff of g with a zero at each end),
     is that of the joined array; each input gets its part of it."""
-    parts = [(j, x) for j, x in ((3, prepend), (0, a), (4, append)) if x is not None]
+    parts = [(j, x) for j, x in ((3, prepend), (0, a), (4, append))
+             if x is not None and x is not NOT_GIVEN]
     value = dict(parts)[k]
     if n == 0:  # np.diff returns a as it is
         return g if k == 0 else np.zeros(np.shape(value))
