@@ -347,7 +347,9 @@ EXAMPLES = {
     np.where: [ex(np.array([True, False, True]), R(3), R(3)),
                ex(np.array([[True], [False]]), R(2, 3), R(3))],
     np.clip: [ex(R(2, 4), R(4, lo=-1.5, hi=-0.5), R(2, 4, lo=0.5, hi=1.5)),
-              ex(R(5), -0.5, 0.5), ex(R(5), None, 0.5), ex(R(5), -0.5, None)],
+              ex(R(5), -0.5, 0.5), ex(R(5), None, 0.5), ex(R(5), -0.5, None),
+              # crossed bounds: NumPy's minimum(maximum(a, lo), hi) is hi everywhere
+              ex(R(2, 4), R(4, lo=0.5, hi=1.5), R(2, 4, lo=-1.5, hi=-0.5))],
     concatenate: [ex(R(2, 3), R(1, 3)), ex(R(2, 3), R(2, 2), R(2, 1), axis=1),
                   ex(R(2, 3), R(2, 3), axis=-1), ex(R(2, 3), R(4), R(), axis=None)],
     stack: [ex(R(3), R(3)), ex(R(2, 3), R(2, 3), R(2, 3), axis=1), ex(R(2), R(2), axis=-1)],

@@ -555,6 +555,19 @@ def clip_passes(x, lo, hi):
     return np.logical_not(np.logical_or(below, above))
 
 
+def clipped_low(x, lo, hi):
+    """Where ``np.clip(x, lo, hi)``, ``minimum(maximum(x, lo), hi)``, is ``lo``: ``x``
+    below it, and ``lo`` not above ``hi`` (else ``hi`` is the result everywhere)."""
+    low = x < lo
+    return low if hi is None else np.logical_and(low, lo <= hi)
+
+
+def clipped_high(x, lo, hi):
+    """Where ``np.clip(x, lo, hi)`` is ``hi``: ``x`` above it, or ``lo`` above it."""
+    high = x > hi
+    return high if lo is None else np.logical_or(high, lo > hi)
+
+
 def concat_adjoint(i, g, xs, axis):
     """The slice of ``g`` that input ``i`` of a concatenation along ``axis`` became (of
     the inputs flattened, one after another, where ``axis`` is None)."""

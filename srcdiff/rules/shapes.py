@@ -3,12 +3,12 @@ import operator
 
 import numpy as np
 
-from .helpers import (append_parts, batch_axes, clip_passes, concat_adjoint, cut,
-                      diagonal_adjoint, either, from_end, gathered_adjoint, index_array,
-                      pad_adjoint, pad_values_adjoint, real_part, reduced_axes, repeat_adjoint,
-                      reshape_back, reshape_like, stack_adjoint, stood, take_adjoint,
-                      take_along_axis_adjoint, tile_adjoint, unbroadcast, unindex, untranspose,
-                      where_zero)
+from .helpers import (append_parts, batch_axes, clip_passes, clipped_high, clipped_low,
+                      concat_adjoint, cut, diagonal_adjoint, either, from_end,
+                      gathered_adjoint, index_array, pad_adjoint, pad_values_adjoint, real_part,
+                      reduced_axes, repeat_adjoint, reshape_back, reshape_like, stack_adjoint,
+                      stood, take_adjoint, take_along_axis_adjoint, tile_adjoint, unbroadcast,
+                      unindex, untranspose, where_zero)
 from .registry import defexpansion, defvjp, defvjp_argnum, nondifferentiable, primitive
 
 # view=True: the result may share the first argument's memory (the compiler must know).
@@ -80,9 +80,9 @@ defvjp(np.clip,
        lambda g, ans, a, a_min=None, a_max=None, out=None, min=None, max=None:
        unbroadcast(where_zero(clip_passes(a, either(a_min, min), either(a_max, max)), g), a),
        lambda g, ans, a, a_min=None, a_max=None, out=None, min=None, max=None:
-       unbroadcast(where_zero(a < a_min, g), a_min),
+       unbroadcast(where_zero(clipped_low(a, a_min, either(a_max, max)), g), a_min),
        lambda g, ans, a, a_min=None, a_max=None, out=None, min=None, max=None:
-       unbroadcast(where_zero(a > a_max, g), a_max),
+       unbroadcast(where_zero(clipped_high(a, either(a_min, min), a_max), g), a_max),
        batches=True)
 
 # partition's order within each side of kth is NumPy's to choose: each element of ans is
