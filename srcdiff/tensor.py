@@ -238,6 +238,8 @@ class _ArrayLike:
     def conj(self):
         return apply(np.conjugate, self)
 
+    conjugate = conj
+
     def sum(self, axis=None, dtype=None, keepdims=False):
         return apply(np.sum, self, axis=axis, dtype=dtype, keepdims=keepdims)
 

@@ -81,6 +81,18 @@ def call_keyword_without_a_model(x):
     return np.max(x, where=x > 0, initial=0.0)
 
 
+def call_method_conj(x):
+    z = x * (1.0 + 2.0j)
+    return np.sum(np.real(z.conj() * z)) + np.sum(x.conjugate() * x)
+
+
+def call_method_conj_of_a_real_array_written_after(x):
+    z = x * 1.0
+    v = z.conj()  # z itself: a real array's conj() is no copy
+    z[0] = 5.0
+    return np.sum(v * x)
+
+
 def call_keyword_picking_a_form(x):
     return np.sum(x * x, where=x > 0)
 
@@ -758,7 +770,8 @@ EXPRESSIONS = {
     "BinOp": [(binop, GRAD), (binop_matmul, GRAD), (binop_without_rule, REFUSE)],
     "BoolOp": [(boolop_condition, GRAD), (boolop_value, REFUSE)],
     "Call": [(call_positional, GRAD), (call_keyword, GRAD),
-             (call_keyword_without_a_model, REFUSE), (call_keyword_picking_a_form, GRAD), (call_starred, GRAD),
+             (call_keyword_without_a_model, REFUSE), (call_keyword_picking_a_form, GRAD),
+             (call_method_conj, GRAD), (call_method_conj_of_a_real_array_written_after, REFUSE), (call_starred, GRAD),
              (call_starred_of_unknown_length, REFUSE),
              (call_in_a_list_literal, GRAD), (call_method_known, GRAD),
              (call_method_unknown, REFUSE), (call_method_diagonal, GRAD),

@@ -28,6 +28,7 @@ from srcdiff.rules.linalg import eigh_factor, logabsdet, multi_dot, qr_factor, s
 from srcdiff.rules.linalg import eig_factor, lstsq_part
 from srcdiff.rules.polynomials import leading_nonzero
 from srcdiff.rules.numbers import as_float64
+from srcdiff.rules.elementwise import conj_method
 from srcdiff.rules import guarded, reductions, zero_safe
 from srcdiff.rules.nn import (elu, kink_grad, leaky_relu, log_softmax, relu, relu6, selu,
                               sigmoid, softmax, softplus, softsign)
@@ -470,6 +471,7 @@ UNWRAPPED = dict(lo=-4.0, hi=4.0)  # jumps of more than pi: unwrap adds periods
 KEPT = np.array([[True, False, True, True], [False, True, True, False],
                  [True, True, False, True]])  # where=: each row and column keeps some
 EXAMPLES.update({
+    conj_method: [ex(R(3)), ex(C(2, 3))],
     reductions.sum_where: [ex(R(3, 4), 0.0, KEPT), ex(R(3, 4), R(), KEPT[0], 0),
                            ex(R(3, 4), 2.0, KEPT, 1, None, True)],
     reductions.mean_where: [ex(R(3, 4), KEPT), ex(R(3, 4), KEPT[:1], 1),

@@ -21,6 +21,7 @@ import numpy as np
 
 from .. import rules
 from ..rules import containers
+from ..rules.elementwise import conj_method
 from ..rules.shapes import SEQUENCE_FORMS, cast, item
 from . import syntax as S
 from .anf import STATIC_ATTRIBUTES
@@ -37,8 +38,9 @@ UNARY = {gast.USub: np.negative, gast.UAdd: np.positive}
 _BUILTIN_PRIMITIVES = {abs: np.absolute, max: np.maximum, min: np.minimum, pow: np.power}
 
 
-# the functions normalize writes for methods: x.astype(t) -> cast(x, t), x.item() -> item(x)
-_METHOD_FUNCTIONS = {"cast": cast, "item": item}
+# the functions normalize writes for methods: x.astype(t) -> cast(x, t), x.item() -> item(x),
+# x.conj() -> conj_method(x)
+_METHOD_FUNCTIONS = {"cast": cast, "item": item, "conj_method": conj_method}
 
 
 class Kind(enum.Enum):

@@ -25,7 +25,7 @@ METHODS = {
     "sum": "sum", "mean": "mean", "max": "max", "min": "min", "prod": "prod", "var": "var",
     "std": "std", "dot": "dot", "copy": "copy", "flatten": "ravel", "ravel": "ravel",
     "squeeze": "squeeze", "clip": "clip", "cumsum": "cumsum", "argmax": "argmax",
-    "argmin": "argmin", "conj": "conjugate", "conjugate": "conjugate", "trace": "trace",
+    "argmin": "argmin", "trace": "trace",
     "swapaxes": "swapaxes", "any": "any", "all": "all", "round": "round",
     "diagonal": "diagonal", "cumprod": "cumprod", "repeat": "repeat", "take": "take",
 }
@@ -238,6 +238,8 @@ class ExpressionLowering:
                                               keywords), func.attr)
             if func.attr == "astype":
                 return gast.Call(func=S.name("cast"), args=[obj] + args, keywords=keywords)
+            if func.attr in ("conj", "conjugate") and not args and not keywords:
+                return gast.Call(func=S.name("conj_method"), args=[obj], keywords=[])
             if func.attr == "item" and not keywords:
                 return gast.Call(func=S.name("item"), args=[obj] + args, keywords=[])
             if func.attr in DICT_VIEWS and not args and not keywords and getattr(

@@ -19,7 +19,8 @@ from . import syntax as S
 
 # Bare names the passes emit besides srcdiff's helpers: loops replayed backwards
 # (``for _ in range(n)``, ``reversed``), the backward pass's ``tape`` parameter,
-# sequences indexed (``len``, ``min``, ``slice``), methods as NumPy (``float``, ``cast``),
+# sequences indexed (``len``, ``min``, ``slice``), methods as NumPy (``float``, ``cast``,
+# ``conj_method``),
 # what an adjoint keeps of a value it only measures (``shape_of``), a local bound
 # only to be saved and the check of a read of it (``UNBOUND``, ``unbound``), the free
 # names' values read when the function runs (``free_values``), the copy of a view a
@@ -30,7 +31,8 @@ from . import syntax as S
 FREE_VALUES = "free_values"
 EMITTED = frozenset({"np", "tape", "_", "range", "reversed", "len", "min", "float", "slice",
                      "cast", "shape_of", "UNBOUND", "unbound", FREE_VALUES, "snapshot",
-                     "old_item", "put_back", "into", "spare", "rule_adjoint"})
+                     "old_item", "put_back", "into", "spare", "rule_adjoint",
+                     "conj_method"})
 # Compiled callees are bound as NAME_forward and NAME_backward.
 CALLEE_SUFFIXES = ("_forward", "_backward")
 

@@ -8,7 +8,7 @@ import numpy as np
 from .helpers import (complex_sign_adjoint, interp_adjoint, kept_adjoint, log_of_base,
                       one_minus_square, real_part, replaced_adjoint, sinc_slope, unbroadcast,
                       where_zero)
-from .registry import declare, defvjp, nondifferentiable
+from .registry import declare, defform, defvjp, nondifferentiable, primitive
 
 # Arithmetic: each input's adjoint is summed back over broadcast axes.
 defvjp(np.add,
@@ -101,6 +101,16 @@ for _f in (np.deg2rad, np.radians):
 for _f in (np.rad2deg, np.degrees):
     defvjp(_f, lambda g, ans, x: g * (180 / np.pi))
 defvjp(np.conjugate, lambda g, ans, x: np.conj(g))
+
+
+@primitive
+def conj_method(x):
+    """``x.conj()`` (``x.conjugate()``): unlike ``np.conj``, ``x`` itself, not a copy,
+    for a real array (a write into one is a write into the other)."""
+    return x.conj()
+
+
+defvjp(conj_method, lambda g, ans, x: np.conj(g), view=True, batches=True)
 defvjp(np.sinc, lambda g, ans, x: g * sinc_slope(x))
 # The elements nan_to_num replaces have no gradient; the values they are replaced with do.
 defvjp(np.nan_to_num,
@@ -112,6 +122,15 @@ defvjp(np.nan_to_num,
        replaced_adjoint(g, x, "posinf"),
        lambda g, ans, x, copy=True, nan=0.0, posinf=None, neginf=None:
        replaced_adjoint(g, x, "neginf"))
+
+
+def nan_to_num_in_place(x, copy=False, nan=0.0, posinf=None, neginf=None):
+    """``np.nan_to_num(x, copy=False)``: a write into ``x``, refused before it is made."""
+    raise TypeError("np.nan_to_num(..., copy=False) writes into its argument, which is "
+                    "not differentiated: use its result (copy=True)")
+
+
+defform(np.nan_to_num, "copy", False, nan_to_num_in_place)
 # Piecewise linear: every input but xp's order has a derivative (one-sided at a knot).
 defvjp(np.interp,
        lambda g, ans, x, xp, fp, left=None, right=None, period=None:
