@@ -151,6 +151,19 @@ def call_dict_of_zip(x):
     return np.sum(d["a"] * d["b"])
 
 
+def list_comprehension_appending(x):
+    acc = [x[0]]
+    [acc.append(v * x[1]) for v in x[1:]]  # a change the comprehension would hide
+    return sum(acc)
+
+
+def condition_changing_a_dict(x):
+    d = {"a": x[0]}
+    if d.update({"b": x[1] * 2.0}) is None:
+        return d["a"] * d["b"]
+    return d["a"]
+
+
 def for_over_a_list_it_extends(x):
     xs = [x[0]]
     for v in xs:  # Python's loop runs over the items appended too
@@ -799,7 +812,8 @@ EXPRESSIONS = {
     "Lambda": [(lambda_form, GRAD), (lambda_escapes, REFUSE),
                (lambda_passed_to_a_helper, GRAD), (lambda_returned, REFUSE)],
     "List": [(list_literal, GRAD)],
-    "ListComp": [(list_comprehension, GRAD), (list_comprehension_nested, GRAD)],
+    "ListComp": [(list_comprehension, GRAD), (list_comprehension_nested, GRAD),
+                 (list_comprehension_appending, REFUSE), (condition_changing_a_dict, REFUSE)],
     "Name": [(name, GRAD)],
     "NamedExpr": [(named_expression, GRAD), (named_expression_in_a_comprehension, GRAD),
                   (named_expression_in_right_operand, REFUSE)],

@@ -55,7 +55,7 @@ from .kwargs import expand_kwargs, keywords_of
 from .varargs import expand_varargs
 from .cleanup import flatten_finally
 from .starred import splice_starred
-from . import walrus
+from . import expression_effects, walrus
 
 
 def prepare(fn, lifted=(), functions=(), arity=None):
@@ -65,6 +65,7 @@ def prepare(fn, lifted=(), functions=(), arity=None):
     parsed.functions = _bound_functions(parsed, functions)
     node = S.copy_node(parsed.node)
     walrus.check(node, parsed.source_map)  # before any pass moves an expression
+    expression_effects.check(node, parsed.source_map, parsed.resolve)
     flatten_finally(node, parsed.source_map)
     names = Names(S.names_in(node))
     keywords = keywords_of(fn) or ()
