@@ -366,10 +366,10 @@ class _CompiledCall(Rule):
         if len(positions) == 1:
             grads = (grads,)
         if ids is None:  # every tape input active, the common case
-            if len(sources) == len(args) and all(map(operator.is_, sources, args)):
-                return list(grads)  # asked for in the order of the call: as they are
             found = dict(zip(map(id, args), grads))  # (None where unconnected)
-            if len(found) == len(args):
+            if len(found) == len(args):  # each input its own: no adjoints to add
+                if len(sources) == len(args) and all(map(operator.is_, sources, args)):
+                    return list(grads)  # asked for in the order of the call: as they are
                 return [*map(found.get, map(id, sources))]
             ids = tracked.intersection(map(id, sources))
         found = {}
