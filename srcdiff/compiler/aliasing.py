@@ -18,6 +18,11 @@ in generated code, which rebinds x to ``x + v``.
 A number shares no memory (``facts.numbers``: Python numbers and NumPy scalars such
 as ``np.sum(x)`` or ``v[i]`` of a vector), and ``+=`` on one rebinds it: ``y = x``
 of a number, or an element of an array of known rank, makes no pair to follow.
+
+A name rebound while it shares memory (``w = z; w = np.sin(w)``) leaves its old value
+on the tape by reference, and the plan snapshots only what a name holds at a write:
+:func:`check_rebound` refuses a write ``x[i] = v`` into memory such an old value held.
+A view of itself (``w = w[::-1]``, ``w.reshape(...)``) keeps sharing its array.
 """
 import operator
 
@@ -48,7 +53,48 @@ def check_views(facts, source_map):
             continue  # no view of anything written, or a number: no memory shared
         # x[i] may be a row (a view) or a number: only a write x[...] = v counts for it,
         # since += on a number rebinds (for e in xs: e += 1 changes nothing in xs)
-        _Pair(s, view, base, source_map, numbers, _element(s.value)).walk(facts.body, _DEAD)
+        _Pair(s, view, base, source_map, numbers, _element(s.value), facts.ops).walk(
+            facts.body, _DEAD)
+    check_rebound(facts, source_map)
+
+
+def check_rebound(facts, source_map):
+    """Refuse a write ``x[i] = v`` into memory that the old value of a rebound name held,
+    where the tape may keep that value (the name was read before it was rebound, other
+    than by a copy ``y = x``): the plan saves it by reference at the rebinding, and
+    snapshots at a write only what names hold then, so the adjoint would read the
+    changed value.  Which names hold the old memory is followed statement by statement
+    from the rebinding, starting from every name that may share it (``sharing``)."""
+    if not facts.written:
+        return
+    groups = sharing(facts)
+    for s in facts.assigns:
+        target = s.targets[0]
+        if not isinstance(target, gast.Name) or target.id in facts.numbers:
+            continue
+        name = target.id
+        self_view = _viewed(s.value, facts.ops[id(s)]) == name
+        others = shared_with(groups, name) - {name} - facts.numbers
+        if not (others or self_view) or not _read_by_tape(facts, name, s):
+            continue  # the old value shares no memory, or no adjoint can keep it
+        holders = frozenset(others | ({name} if self_view else set()))
+        _Kept(s, name, holders, facts.ops, source_map).walk(facts.body, frozenset())
+
+
+def _read_by_tape(facts, name, s):
+    """Whether a statement may read the value of ``name`` that ``s`` replaces (other
+    than a copy ``y = name``, whose adjoint reads no value): ``s`` itself, one before
+    it, or one after it in a loop around both that a path may reach without ``s``
+    (one that ``s`` always runs before in its pass reads only what ``s`` binds)."""
+    def old_value(r):
+        if r is s or facts.order[id(r)] < facts.order[id(s)]:
+            return True
+        return bool(facts.loops_of[id(r)] & facts.loops_of[id(s)]) and not (
+            facts.arms_of[id(s)] <= facts.arms_of[id(r)]
+            and facts.loops_of[id(s)] <= facts.loops_of[id(r)])
+    return any(name in _reads_of(r) and old_value(r)
+               and not (isinstance(r, gast.Assign) and facts.ops[id(r)].kind is Kind.COPY)
+               for r in facts.in_order)
 
 
 def check_effects(facts, varied, source_map, active=frozenset()):
@@ -242,7 +288,8 @@ def _basic(index):
     hold an int, so it counts as basic)."""
     if isinstance(index, gast.Tuple):
         return all(_basic(e) for e in index.elts)
-    return isinstance(index, (gast.Slice, gast.Constant, gast.Name))
+    # an attribute here is a module constant (normalize keeps those whole): np.newaxis
+    return isinstance(index, (gast.Slice, gast.Constant, gast.Name, gast.Attribute))
 
 
 # Flow state of one (view, base) pair: whether the view is bound to the base's
@@ -254,28 +301,81 @@ def _join(a, b):
     return tuple(p or q for p, q in zip(a, b))
 
 
+def _walk(walker, stmts, state, join):
+    """Run ``walker.step`` over ``stmts`` in flow order, ``walker.reads`` on the tests
+    and iterables of compound statements; ``join`` merges the states of two paths."""
+    for s in stmts:
+        if isinstance(s, gast.If):
+            walker.reads(s, s.test, state)
+            state = join(_walk(walker, s.body, state, join),
+                         _walk(walker, s.orelse, state, join))
+        elif isinstance(s, (gast.For, gast.While)):
+            walker.reads(s, s.iter if isinstance(s, gast.For) else s.test, state)
+            # twice round: what one iteration leaves reaches the next one's reads;
+            # unless it leaves nothing new, when the second round would repeat the
+            # first (without it, nested loops cost 2 ** depth walks)
+            once = _walk(walker, s.body, state, join)
+            again = join(state, once)
+            state = again if again == state else join(
+                state, _walk(walker, s.body, again, join))
+        else:
+            state = walker.step(s, state)
+    return state
+
+
+class _Kept:
+    """Flow state: the names that may hold the memory of ``name``'s value before the
+    rebinding ``made`` (a frozenset, empty before it).  A view or copy of a holder
+    holds it too; any other binding lets go of it."""
+
+    def __init__(self, made, name, holders, ops, source_map):
+        self.made, self.name, self.holders = made, name, holders
+        self.ops, self.source_map = ops, source_map
+
+    def walk(self, stmts, state):
+        return _walk(self, stmts, state, operator.or_)
+
+    def reads(self, s, node, state):
+        pass  # only writes matter here
+
+    def step(self, s, state):
+        if s is self.made:  # the name itself holds it on only as a view of itself
+            state = state | self.holders
+            return state if self.name in self.holders else state - {self.name}
+        if not isinstance(s, gast.Assign):
+            return state
+        target = s.targets[0]
+        if isinstance(target, gast.Subscript):
+            if target.value.id in state:
+                line = self.source_map.file_line(self.made)
+                raise self.source_map.error(
+                    s, f"this writes into memory that '{self.name}' held before line {line} "
+                       f"rebound it, and its old value may be kept for the gradient: the "
+                       "compiler cannot follow a write into memory that two values share",
+                    hint=f"Take a copy where '{self.name}' is made to share memory "
+                         "(.copy()), or write into a copy.")
+            return state
+        names = set(target_names(target))
+        if getattr(s, "in_place", False):
+            return state - names  # x += v rebinds x to x + v in generated code
+        op = self.ops[id(s)]
+        base = _viewed(s.value, op) if isinstance(target, gast.Name) else None
+        # a primitive that is no view makes a new array; anything else (a call of a user
+        # function, np.split's pieces, a container) may hand back what it is given
+        fresh = op.kind is Kind.NONE or op.kind is Kind.PRIMITIVE and op.fn not in _HOLDERS
+        if base in state or not fresh and S.loaded_names(s.value) & state:
+            return state | names
+        return state - names
+
+
 class _Pair:
-    def __init__(self, made, view, base, source_map, numbers, element):
+    def __init__(self, made, view, base, source_map, numbers, element, ops):
         self.made, self.view, self.base = made, view, base
-        self.source_map = source_map
+        self.source_map, self.ops = source_map, ops
         self.numbers = set(numbers) | ({view} if element else set())
 
     def walk(self, stmts, state):
-        for s in stmts:
-            if isinstance(s, gast.If):
-                self.reads(s, s.test, state)
-                state = _join(self.walk(s.body, state), self.walk(s.orelse, state))
-            elif isinstance(s, (gast.For, gast.While)):
-                self.reads(s, s.iter if isinstance(s, gast.For) else s.test, state)
-                # twice round: what one iteration leaves reaches the next one's reads;
-                # unless it leaves nothing new, when the second round would repeat the
-                # first (without it, nested loops cost 2 ** depth walks)
-                once = self.walk(s.body, state)
-                again = _join(state, once)
-                state = again if again == state else _join(state, self.walk(s.body, again))
-            else:
-                state = self.step(s, state)
-        return state
+        return _walk(self, stmts, state, _join)
 
     def step(self, s, state):
         target = s.targets[0] if isinstance(s, gast.Assign) else None
@@ -290,9 +390,11 @@ class _Pair:
         if s is self.made:
             return (True, None, None)
         alive, base_write, view_write = state
-        if target is not None and not into and {self.view, self.base} & set(
-                S.assigned_names([s])):
-            return _DEAD  # either name now holds another value
+        rebound = {self.view, self.base} & set(S.assigned_names([s]))
+        if target is not None and not into and rebound and not (
+                isinstance(target, gast.Name)
+                and _viewed(s.value, self.ops[id(s)]) == target.id):
+            return _DEAD  # either name now holds another value (w = w[::-1] shares it)
         if alive and into == self.base:
             return (True, s, view_write)
         if alive and into == self.view:

@@ -1,0 +1,328 @@
+"""Names sharing memory that are rebound, and np.newaxis views, under writes in place.
+
+A name rebound while it shares an array leaves its old value on the tape by
+reference; a later write into that array would change what the adjoint reads, so the
+compiler refuses it (aliasing.check_rebound).  ``w = w[::-1]`` keeps w a view, so
+reading w after a write into its array is refused as for any view.  ``z[np.newaxis]``
+is a view as ``z[None]`` is.  Programs that were exact stay exact.
+"""
+import numpy as np
+import pytest
+from numpy import newaxis
+
+import srcdiff as sd
+from compiler_programs import check_grad
+
+X = np.array([0.5, -1.0, 0.7])
+S = 3.0
+
+
+def _assert_exact(f, s=S):
+    """Compiled gradients against finite differences (the tape writes no ndarray)."""
+    check_grad(f, (X.copy(), s), wrt=(0, 1), eager=False)
+
+
+# ------------------------------------------------- an alias rebound, then a write (C1)
+
+def rebound_sin(x, s):
+    z = x * s
+    w = z
+    w = np.sin(w)
+    z[0] = 1.0
+    return np.sum(w)
+
+
+def rebound_times(x, s):
+    z = x * s
+    w = z
+    w = w * s
+    z[0] = 1.0
+    return np.sum(w)
+
+
+def rebound_power(x, s):
+    z = x * s
+    w = z
+    w = w ** 2
+    z[0] = 1.0
+    return np.sum(w)
+
+
+def rebound_slice_view(x, s):
+    z = x * s
+    w = z[:]
+    w = w * s
+    z[0] = 1.0
+    return np.sum(w)
+
+
+def rebound_second_alias(x, s):
+    z = x * s
+    w = z
+    u = w
+    u = u * s
+    w[0] = 1.0
+    return np.sum(u)
+
+
+def rebound_after_read(x, s):  # the old value is read before the rebinding, not by it
+    z = x * s
+    w = z
+    v = np.sin(w)
+    w = x * 2.0
+    z[0] = 1.0
+    return np.sum(v) + np.sum(w)
+
+
+def rebound_base(x, s):  # the array's first name rebound, written through the alias
+    z = x * s
+    w = z
+    z = np.sin(z)
+    w[0] = 1.0
+    return np.sum(z) + np.sum(w)
+
+
+def rebound_tuple(x, s):
+    z = x * s
+    w = z
+    w, q = np.sin(w), 1.0
+    z[0] = 1.0
+    return np.sum(w) * q
+
+
+def rebound_then_loop_writes(x, s):
+    z = x * s
+    w = z
+    w = w * s
+    for i in range(2):
+        z[i] = s
+    return np.sum(w) + np.sum(z)
+
+
+def rebound_in_loop(x, s):
+    z = x * s
+    t = 0.0
+    for i in range(2):
+        w = z
+        w = np.sin(w)
+        t = t + np.sum(w)
+        z[i] = s
+    return t
+
+
+def rebound_by_loop_target(x, s):
+    z = x * s
+    w = z
+    v = np.sin(w)
+    for w in [x, x]:
+        v = v + w
+    z[0] = 1.0
+    return np.sum(v)
+
+
+def self_view_no_partner(x, s):  # z = z[::-1] keeps z's array, which the tape holds
+    z = x * s
+    v = np.sin(z)
+    z = z[::-1]
+    z[0] = 1.0
+    return np.sum(v) + np.sum(z * x)
+
+
+def self_view_reversed(x, s):  # w is still a view of z: it sees the write
+    z = x * s
+    w = z
+    w = w[::-1]
+    z[0] = 1.0
+    return np.sum(w * x)
+
+
+def self_view_reshaped(x, s):
+    z = x * s
+    w = z
+    w = w.reshape(1, -1)
+    z[0] = 1.0
+    return np.sum(w * x)
+
+
+REFUSED = [rebound_sin, rebound_times, rebound_power, rebound_slice_view,
+           rebound_second_alias, rebound_after_read, rebound_base, rebound_tuple,
+           rebound_then_loop_writes, rebound_in_loop, rebound_by_loop_target,
+           self_view_no_partner, self_view_reversed, self_view_reshaped]
+
+
+@pytest.mark.parametrize("f", REFUSED, ids=lambda f: f.__name__)
+def test_a_write_into_memory_an_old_or_viewing_value_shares_is_refused(f):
+    with pytest.raises(sd.CompileError, match="two values share"):
+        sd.grad(f, wrt=(0, 1))(X.copy(), S)
+
+
+def test_the_refusal_names_the_rebound_value():
+    with pytest.raises(sd.CompileError, match="'w' held before line"):
+        sd.grad(rebound_sin, wrt=(0, 1))(X.copy(), S)
+
+
+# ---------------------------------------------------------------- still exact
+
+def no_alias(x, s):
+    z = x * s
+    v = z * s
+    z[0] = 1.0
+    return np.sum(v)
+
+
+def alias_not_rebound(x, s):  # the write snapshots w
+    z = x * s
+    w = z
+    v = np.sin(w)
+    z[0] = 1.0
+    return np.sum(v)
+
+
+def old_value_lives_on_new_one_written(x, s):
+    h = x * s
+    prev = h
+    for i in range(3):
+        prev = h
+        h = np.tanh(h)
+        h[0] = 0.5
+    return np.sum(h * prev)
+
+
+def rebound_without_sharing(x, s):
+    z = x * s
+    w = z * 1.0
+    w = np.sin(w)
+    w[0] = 1.0
+    return np.sum(w) + np.sum(z)
+
+
+def rebound_then_no_write(x, s):
+    z = x * s
+    w = z
+    w = np.sin(w)
+    return np.sum(w) + np.sum(z)
+
+
+def copy_rebound(x, s):
+    z = x * s
+    w = z.copy()
+    w = np.sin(w)
+    z[0] = 1.0
+    return np.sum(w) + np.sum(z)
+
+
+def newaxis_view_read_before_the_write(x, s):
+    z = x * s
+    v = z[np.newaxis]
+    t = np.sum(v * x)
+    z[1] = s
+    return t + np.sum(z)
+
+
+EXACT = [no_alias, alias_not_rebound, old_value_lives_on_new_one_written,
+         rebound_without_sharing, rebound_then_no_write, copy_rebound,
+         newaxis_view_read_before_the_write]
+
+
+@pytest.mark.parametrize("f", EXACT, ids=lambda f: f.__name__)
+def test_programs_without_a_stale_shared_value_stay_exact(f):
+    _assert_exact(f)
+
+
+# ------------------------------------------------------------- np.newaxis views (C3)
+
+def newaxis_write_through_view(x, y):
+    z = x * 1.0
+    v = z[np.newaxis]
+    v[0, 1] = y
+    return np.sum(z * x)
+
+
+def newaxis_slice_write_through_view(x, y):
+    z = x * 1.0
+    v = z[np.newaxis, :]
+    v[0, 1] = y
+    return np.sum(z * x)
+
+
+def newaxis_column_read_after_update(x, y):
+    z = x * 1.0
+    v = z[:, np.newaxis]
+    z *= y
+    return np.sum(v * x[:, None])
+
+
+def imported_newaxis_write_through_view(x, y):
+    z = x * 1.0
+    v = z[newaxis]
+    v[0, 1] = y
+    return np.sum(z * x)
+
+
+def none_write_through_view(x, y):
+    z = x * 1.0
+    v = z[None]
+    v[0, 1] = y
+    return np.sum(z * x)
+
+
+@pytest.mark.parametrize("f", [newaxis_write_through_view, newaxis_slice_write_through_view,
+                               newaxis_column_read_after_update,
+                               imported_newaxis_write_through_view, none_write_through_view],
+                         ids=lambda f: f.__name__)
+def test_a_newaxis_index_makes_a_view(f):
+    with pytest.raises(sd.CompileError, match="two values share"):
+        sd.grad(f, wrt=(0, 1))(X.copy(), 2.0)
+
+
+def newaxis_read_only(x, s):
+    v = (x * s)[np.newaxis, :, np.newaxis]
+    return np.sum(v * x[None, :, None])
+
+
+def test_a_newaxis_view_only_read_is_exact():
+    _assert_exact(newaxis_read_only)
+
+
+# ------------------------------------ the old memory passed on (a user function, pieces)
+
+def _same(a):
+    return a
+
+
+def passed_through_a_function(x, s):
+    z = x * s
+    w = z
+    v = np.sin(w)
+    w = x * 2.0
+    u = _same(z)
+    u[0] = 1.0
+    return np.sum(v)  # w, z unread after the write
+
+
+def cut_into_pieces(x, s):
+    z = x * s
+    w = z
+    v = np.sin(w)
+    w = x * 2.0
+    a, b = np.split(z, [1])
+    a[0] = 1.0
+    return np.sum(v)  # w, z unread after the write
+
+
+def held_in_a_list(x, s):
+    z = x * s
+    w = z
+    v = np.sin(w)
+    w = x * 2.0
+    xs = [z, x]
+    t = xs[0]
+    t[0] = 1.0
+    return np.sum(v)  # w, z unread after the write
+
+
+@pytest.mark.parametrize("f", [passed_through_a_function, cut_into_pieces, held_in_a_list],
+                         ids=lambda f: f.__name__)
+def test_a_write_through_what_the_old_memory_was_passed_to_is_refused(f):
+    with pytest.raises(sd.CompileError, match="held before line"):
+        sd.grad(f, wrt=(0, 1))(X.copy(), S)
