@@ -9,10 +9,6 @@ from ..rules.registry import Rule
 from ..tensor import Tensor, _ArrayLike, _raw, apply
 
 
-def _nth(adjoints, i):
-    return adjoints[i] if isinstance(adjoints, (tuple, list)) else adjoints
-
-
 def _counted(adjoints, n):
     """``adjoints``, checked to be one per input as TensorFlow checks them (a lone adjoint
     is the one input's); too few or too many would silently misplace them."""
@@ -47,7 +43,7 @@ class _CustomCall:
                 adjoints = (tuple(_raw(a) for a in adjoints)
                             if isinstance(adjoints, (tuple, list)) else _raw(adjoints))
             self._last = (g, adjoints)
-        return _nth(_counted(adjoints, len(args)), i)
+        return rule_adjoint(_counted(adjoints, len(args)), i)
 
 
 def custom_gradient(f):
@@ -169,9 +165,10 @@ def _select_adjoint(rule, i, g, ans, *args, **kwargs):
 
 
 def rule_adjoint(adjoints, i):
-    """Input ``i``'s adjoint among what a registered rule returned: one of a tuple, or a
-    lone adjoint, which is the first input's (the others passed constants, as
-    ``cube(x, 3)``); asked of another input, it is refused, never given it."""
+    """Input ``i``'s adjoint among what a rule (registered, or a custom_gradient's
+    grad_fn) returned: one of a tuple, or a lone adjoint, which is the first input's
+    (the others passed constants, as ``cube(x, 3)``); asked of another input, it is
+    refused, never given it."""
     if isinstance(adjoints, (tuple, list)):
         return adjoints[i]
     if i:
