@@ -142,8 +142,11 @@ class Function:
         if kind in _ARRAYS:  # _run(entry, ...), its frames spared: y is an array or number
             result = _new(Tensor)
             result._value = np.asarray(y) if kind is float else y  # as entry() gives it
-            for tape in tapes:
-                tape._record(entry, args, raw, None, result, entry)
+            if entry.alone:
+                tapes[0]._record_call(entry, args, raw, result)
+            else:
+                for tape in tapes:
+                    tape._record(entry, args, raw, None, result, entry)
             return result
         if not isinstance(y, CONTAINERS):
             return _run(entry, entry, args, raw, None, tapes, entry)
@@ -349,13 +352,20 @@ class _CompiledCall(Rule):
         else:
             return None
         args = self.tape_inputs
+        saved = self.saved
+        if (self.alone and saved is not None and False not in self.active
+                and _same(sources, args)):
+            # the commonest case: the inputs, each active and its own, asked for in
+            # the order of the call: the adjoints as the backward pass gives them
+            self.saved = None
+            grads = self.unit.spend([saved], g)
+            return [grads] if len(args) == 1 else list(grads)
         positions, others = _POSITIONS.get(self.active) or _positions(self.active)
         ids = tracked.intersection(map(id, sources)) if others or len(positions) < len(
             args) else None
         for k in others:  # a source watched after the call: compiled with it active
             if k < len(args) and id(args[k]) in ids:
                 return None
-        saved = self.saved
         if saved is None:
             return self._walked()  # spent: raises
         if self.alone:
@@ -365,11 +375,9 @@ class _CompiledCall(Rule):
             grads = self.unit.backward(saved, g)
         if len(positions) == 1:
             grads = (grads,)
-        if ids is None:  # every tape input active, the common case
+        if ids is None:  # every tape input active
             found = dict(zip(map(id, args), grads))  # (None where unconnected)
             if len(found) == len(args):  # each input its own: no adjoints to add
-                if len(sources) == len(args) and all(map(operator.is_, sources, args)):
-                    return list(grads)  # asked for in the order of the call: as they are
                 return [*map(found.get, map(id, sources))]
             ids = tracked.intersection(map(id, sources))
         found = {}
@@ -486,6 +494,20 @@ class _CompiledCall(Rule):
         i, j = self.owners[k]
         value = self.captures[i - self.count][1]
         return value if j is None else nest.flatten(value)[j]
+
+
+def _same(sources, args):
+    """Whether ``sources`` are ``args``, the same objects in the same order, each
+    once (``f(x, x)`` has one source for two inputs)."""
+    count = len(args)
+    if len(sources) != count:
+        return False
+    if count == 1:
+        return sources[0] is args[0]
+    if count == 2:  # the commonest call: no set to make
+        a, b = args
+        return a is not b and sources[0] is a and sources[1] is b
+    return all(map(operator.is_, sources, args)) and len(set(map(id, args))) == count
 
 
 def _stack_rows(rows):

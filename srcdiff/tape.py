@@ -15,7 +15,6 @@ the others are freed before the walk.
 import contextlib
 import enum
 import functools
-import itertools
 import logging
 
 import numpy as np
@@ -268,6 +267,20 @@ class GradientTape:
             tape.records.append((rule, a, b, x, y, out))
             tracked.add(id(out))
 
+    def _record_call(self, entry, args, raw, out):
+        """``_record(entry, args, raw, None, out, entry)`` of a compiled function's call
+        (function.py) while this tape alone records, which tracks one of ``args``: the
+        record made directly, in the layout of any arity."""
+        if out._value.dtype.kind not in "fc":
+            return  # no gradient reaches other dtypes
+        if self._compiled:  # compiled code runs, begun while this tape recorded
+            compiled_code_met(entry.name, self._compiled)
+        tape = self._tape
+        tape.records.append((entry, args, raw, _NO_KWARGS, out))
+        tape.tracked.add(id(out))
+        if out._value.dtype.kind == "c":
+            tape.complex = True
+
     def _read_variable(self, variable, snapshot):
         tape = self._tape
         if (self._watch_accessed_variables and variable.trainable
@@ -314,7 +327,7 @@ class GradientTape:
                                      f"but there are {len(targets)} targets")
             grads = self._backprop(targets, flat_sources, output_gradients)
             self._end_use()
-        results = [*map(_finish, grads, flat_sources, itertools.repeat(unconnected))]
+        results = _finished(grads, flat_sources, unconnected)
         if not shallow:
             return nest.pack_sequence_as(sources, results)
         kind = type(sources)
@@ -863,6 +876,22 @@ def _finish(g, source, unconnected, shape=None):
     result = _new(Tensor)  # Tensor(g) without the __init__ frame
     result._value = g if kind is _NDARRAY else np.array(g, dtype)
     return result
+
+
+def _finished(grads, sources, unconnected):
+    """``_finish`` of each gradient, the commonest case inline: a float (what code
+    compiled for numbers returns) or an array of the source's dtype, float64."""
+    results = []
+    for g, source in zip(grads, sources):
+        kind = type(g)
+        if (kind is float or kind is _NDARRAY and g.dtype is _FLOAT64) and (
+                type(source) is Tensor and source._value.dtype is _FLOAT64):
+            result = _new(Tensor)
+            result._value = np.array(g) if kind is float else g
+        else:
+            result = _finish(g, source, unconnected)
+        results.append(result)
+    return results
 
 
 def _stack_rows(rows, shape):

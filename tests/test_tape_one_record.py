@@ -19,12 +19,25 @@ def compiled_sum(x, a):
     return np.sum(np.tanh(x) * a)
 
 
+@sd.function
+def compiled_one(x):
+    return np.tanh(x) * x
+
+
+@sd.function
+def compiled_three(x, a, b):
+    return np.sin(x * a) + b * x
+
+
 def _eager_pair(x, a):
     return sd.sin(x) * a
 
 
 def _gradients(persistent, program, values, watched, sources, unconnected):
-    tensors = [sd.constant(v) for v in values]
+    # float64, as the compiled path for numbers takes them (see Function's bridge);
+    # a case of float32 values says so
+    tensors = [sd.constant(v if isinstance(v, np.float32) else np.asarray(v, np.float64))
+               for v in values]
     with sd.GradientTape(persistent=persistent) as tape:
         tape.watch([tensors[i] for i in watched])
         y = program(*tensors)
@@ -38,6 +51,17 @@ CASES = {
     "compiled, arrays": (compiled_sum, (np.array([0.1, -0.4, 0.9]), np.array([2.0, 0.5, -1.0])),
                          (0, 1), (1, 0)),
     "compiled, the same input twice": (lambda x, a: compiled_pair(x, x), (0.3, 1.7), (0,), (0,)),
+    "compiled, the same input twice, asked twice": (lambda x, a: compiled_pair(x, x),
+                                                    (0.3, 1.7), (0,), (0, 0)),
+    "compiled, one input": (lambda x, a: compiled_one(x), (0.3, 1.7), (0,), (0,)),
+    "compiled, three inputs": (compiled_three, (0.3, 1.7, -0.6), (0, 1, 2), (0, 1, 2)),
+    "compiled, three inputs asked out of order": (compiled_three, (0.3, 1.7, -0.6), (0, 1, 2),
+                                                  (2, 0, 1)),
+    "compiled, three inputs, one twice": (lambda x, a, b: compiled_three(x, a, x),
+                                          (0.3, 1.7, -0.6), (0, 1), (0, 1)),
+    "compiled, three inputs, one twice, asked as given": (
+        lambda x, a, b: compiled_three(x, a, x), (0.3, 1.7, -0.6), (0, 1), (0, 1, 0)),
+    "compiled, float32": (compiled_pair, (np.float32(0.3), np.float32(1.7)), (0, 1), (1, 0)),
     "compiled, one input unwatched": (compiled_pair, (0.3, 1.7), (0,), (0, 1)),
     "compiled, the target a source too": (compiled_pair, (0.3, 1.7), (0, 1), ("y", 1)),
     "compiled, nothing watched is a source": (compiled_pair, (0.3, 1.7), (0,), (1,)),
@@ -63,7 +87,11 @@ def test_one_record_equals_the_general_walk(name, unconnected):
 
 
 @pytest.mark.parametrize("name", ["compiled, both watched", "compiled, arrays",
-                                  "compiled, the same input twice", "one eager op"])
+                                  "compiled, the same input twice", "one eager op",
+                                  "compiled, the same input twice, asked twice",
+                                  "compiled, one input", "compiled, three inputs",
+                                  "compiled, three inputs, one twice",
+                                  "compiled, three inputs, one twice, asked as given"])
 def test_one_record_against_finite_differences(name):
     program, values, watched, sources = CASES[name]
     grads = _gradients(False, program, values, watched, sources, sd.UnconnectedGradients.NONE)
