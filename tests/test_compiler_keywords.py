@@ -2,6 +2,7 @@
 is that input (it gets its gradient); one the rule models is passed to it; any
 other (``initial=`` of a max, ``out=``) is refused, since the rule
 would ignore it and the gradient would be of another function."""
+import functools
 import math
 
 import numpy as np
@@ -201,6 +202,54 @@ def keyword_only_helper_without_a_gradient(x, w):  # not compiled: runs as writt
                          ids=lambda f: f.__name__)
 def test_keyword_only_parameters_are_bound_by_name(fn):
     check_three_ways(fn, (X, W), wrt=(0, 1))
+
+
+def keyword_defaults_in_comprehensions(x, w):  # every comprehension form binds its calls
+    listed = sum([scaled_activation(v, scale=2.0) for v in x])
+    generated = sum(scaled_activation(v, scale=u, shift=u) for v, u in zip(x, w))
+    keyed = {k: scaled_activation(v, scale=w[k]) for k, v in enumerate(x)}
+    nested = [[scaled_activation(a * b, scale=1.5) for a in x] for b in w[:2]]
+    picked = [defaults_and_a_closure(v, np.sin) for v in x if scaled_activation(v, scale=1.0) > 0]
+    return listed + generated + sum(keyed.values()) + sum(nested[1]) + sum(picked)
+
+
+def closure_with_a_default_in_a_comprehension(x, w):
+    act = lambda t, k=3.0: np.sin(t * w[0]) * k  # noqa: E731 (w: a capture appended)
+    return sum_over(act, x)
+
+
+def sum_over(fn, xs):
+    return sum([fn(v) for v in xs]) + sum(fn(v, 0.5) for v in xs)
+
+
+def keyword_only_helpers_called_in_comprehensions(x, w):
+    made = functools.partial(scaled_activation, scale=2.5)
+    spread = sum([kwargs_helper(v, scale=w[0]) for v in x])
+    return sum([made(v) for v in x]) + spread
+
+
+def kwargs_helper(v, **options):
+    return np.tanh(v) * options.get("scale", 1.0)
+
+
+@pytest.mark.parametrize("fn", [keyword_defaults_in_comprehensions,
+                                closure_with_a_default_in_a_comprehension,
+                                keyword_only_helpers_called_in_comprehensions],
+                         ids=lambda f: f.__name__)
+def test_calls_in_comprehensions_are_bound_as_anywhere_else(fn):
+    # they were left as written: the compiled helper (keyword-only parameters
+    # positional, without defaults) missed them, and a closure's capture filled a default
+    check_three_ways(fn, (X, W), wrt=(0, 1))
+
+
+def a_loop_variable_named_as_a_helper(x):
+    return sum([scaled_activation(v) for scaled_activation, v in zip([np.sin, np.cos], x)])
+
+
+def test_a_comprehension_variable_hides_the_function_of_its_name():
+    # not bound as the helper (which misses 'scale'): a function value, refused
+    with pytest.raises(sd.CompileError, match="no derivative rule"):
+        sd.grad(a_loop_variable_named_as_a_helper)(X)
 
 
 def star_args_and_keyword_only(v, *rest, k=1.0):

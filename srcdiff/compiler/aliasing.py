@@ -235,20 +235,49 @@ def _reads_of(s):
     return S.loaded_names(s)
 
 
-def sharing(facts):
+def sharing(facts, aliases=None):
     """name -> the names whose memory it may share (itself included; see ``shared_with``):
-    ``y = x`` and views (``y = x[1:]``, ``x.T``), joined both ways and transitively."""
+    ``y = x``, views (``y = x[1:]``, ``x.T``) and the links of :func:`_held_links`,
+    joined both ways and transitively.  A write into one name changes every other one
+    of its group, so the plan snapshots those an adjoint read before it.  With
+    ``aliases`` (see check_updates), a user function's result shares the arguments it
+    may return too (without, the callers follow what callees write: callee_writes)."""
     groups = {}
     for s in facts.assigns:
-        if not isinstance(s.targets[0], gast.Name):
-            continue
-        base = _viewed(s.value, facts.ops[id(s)])
-        if base is None or {base, s.targets[0].id} & facts.numbers:
-            continue  # a number shares no memory: t = x[1] of a vector is a copy
-        joined = groups.get(s.targets[0].id, {s.targets[0].id}) | groups.get(base, {base})
-        for n in joined:
-            groups[n] = joined
+        op = facts.ops[id(s)]
+        links = (_held_links(s, op, aliases)
+                 if op.kind is not Kind.CALL or aliases is not None else [])
+        for a, b in links or _view_links(s, op):
+            if {a, b} & facts.numbers:
+                continue  # a number shares no memory: t = x[1] of a vector is a copy
+            joined = groups.get(a, {a}) | groups.get(b, {b})
+            for n in joined:
+                groups[n] = joined
     return groups
+
+
+def _view_links(s, op):
+    """[(target, base)] for an assignment of a view or a copy of a name to a name."""
+    target = s.targets[0]
+    base = _viewed(s.value, op) if isinstance(target, gast.Name) else None
+    return [] if base is None else [(target.id, base)]
+
+
+def _held_links(s, op, aliases):
+    """[(name bound, name given)] for an assignment whose result may hold the very
+    arrays it is given: the pieces of a split (views), a container and its items
+    (``[a, b]``, ``list(xs)``), what a user function returns (the arguments at the
+    positions ``aliases[id(s)]``, all if not known); empty for any other."""
+    target = s.targets[0]
+    if not isinstance(target, (gast.Name, gast.Tuple)) or not (
+            op.kind in (Kind.SPLIT, Kind.CALL, Kind.PACK)
+            or op.kind is Kind.PRIMITIVE and op.fn in _HOLDERS):
+        return []
+    inputs = op.inputs
+    if op.kind is Kind.CALL:
+        inputs = [inputs[k] for k in aliases.get(id(s), range(len(inputs))) if k < len(inputs)]
+    given = [n for a in inputs for n in _held_names(a) if n != FREE_VALUES]
+    return [(t, n) for t in target_names(target) for n in given]
 
 
 def shared_with(groups, name):
@@ -598,10 +627,12 @@ def holding(facts, aliases):
                 for a in inputs:
                     join(joined, n, a)
             continue
+        if op.kind is Kind.SPLIT and isinstance(target, (gast.Name, gast.Tuple)) and (
+                isinstance(op.inputs[0], gast.Name)):
+            for n in target_names(target):  # the pieces are views, unpacked or in a list
+                join(joined, n, op.inputs[0].id)
+            continue
         if isinstance(target, gast.Tuple):
-            if op.kind is Kind.SPLIT and isinstance(op.inputs[0], gast.Name):
-                for n in target_names(target):  # the pieces are views
-                    join(joined, n, op.inputs[0].id)
             continue
         if not isinstance(target, gast.Name):
             continue

@@ -184,7 +184,9 @@ class _Converter:
         """``node`` with its calls converted; copies of captures appended to ``pre``."""
         return _Calls(self, pre).visit(node)
 
-    def call(self, call, pre):
+    def call(self, call, pre, closures=True):
+        """``call`` bound by position where its callee needs it; with ``closures``, the
+        functions made here that it passes converted (else left, refused later)."""
         appended = len(self.parsed.appended.get(getattr(call.func, "id", None), ()))
         partial = self.partial_call(call, appended, pre)
         if partial:
@@ -198,6 +200,8 @@ class _Converter:
             # its helpers read): they must follow every parameter, not fill a default
             given = call.args[:len(call.args) - appended]
             self.binder.rebind(call, callee, given, call.args[len(given):])
+        if not closures:  # in a comprehension: a function made here is refused later
+            return call
         passed = [(k, self.closure(a)) for k, a in enumerate(call.args)]
         passed += [(kw.arg, self.closure(kw.value)) for kw in call.keywords]
         passed = [(at, c) for at, c in passed if c is not None]
@@ -358,8 +362,9 @@ class _Calls:
     """An expression's calls converted by ``converter``, aliases of its captures
     replaced (``_Converter.expr``); copies of captures appended to ``pre``."""
 
-    def __init__(self, converter, pre):
+    def __init__(self, converter, pre, shadowed=None):
         self.converter, self.pre = converter, pre
+        self.shadowed = shadowed  # in a comprehension: the names its loops bind
 
     def visit(self, node):
         """``node`` converted, its children first, as a NodeTransformer would: in a
@@ -367,10 +372,27 @@ class _Calls:
         kind = type(node)
         if kind is gast.Name:
             return self.visit_Name(node)
-        if kind in _OWN_SCOPES:
+        if kind is gast.Lambda:
             return node
+        if kind in _COMPREHENSIONS:
+            return self.comprehension(node)
         S.transform_children(node, self.visit)
-        return self.converter.call(node, self.pre) if kind is gast.Call else node
+        if kind is not gast.Call:
+            return node
+        if self.shadowed is None:
+            return self.converter.call(node, self.pre)
+        if _callee_name(node) in self.shadowed:  # a function its loops bind: left
+            return node
+        return self.converter.call(node, self.pre, closures=False)
+
+    def comprehension(self, node):
+        """A comprehension with its calls bound by position as anywhere else (it runs
+        now: comprehensions.py); a function made in it and passed is left (a lambda
+        may read its loop variables, which no copy before the statement holds)."""
+        shadowed = set().union(*(S.names_in(g.target) for g in node.generators))
+        inner = _Calls(self.converter, self.pre, (self.shadowed or set()) | shadowed)
+        S.transform_children(node, inner.visit)
+        return node
 
     def visit_Name(self, n):
         converter = self.converter
@@ -380,6 +402,6 @@ class _Calls:
         return gast.copy_location(S.copy_node(alias[1]), n)
 
 
-# a lambda's body runs elsewhere (converted when it is compiled); a comprehension is a
-# scope of its own (a lambda in it stays, refused)
-_OWN_SCOPES = (gast.Lambda, gast.ListComp, gast.SetComp, gast.DictComp, gast.GeneratorExp)
+# a comprehension is a scope of its own: its calls are bound, a lambda in it stays, refused
+# (a lambda's own body runs elsewhere: converted when it is compiled)
+_COMPREHENSIONS = (gast.ListComp, gast.SetComp, gast.DictComp, gast.GeneratorExp)

@@ -362,7 +362,7 @@ def reverse(parsed, body, wrt, names, refs, compile_call, scalar_params, param_d
     draft = backward.emit(Plan(), outputs)  # its marks say what the adjoints read
     marks = backward.marks()
     for _ in range(3):
-        plan = make_plan(facts, marks, replay.tapes(), namer)
+        plan = make_plan(facts, marks, replay.tapes(), namer, aliases)
         if not plan.saves and not plan.recompute_before:
             code, result = draft  # nothing to restore or re-run: the draft is final
             break

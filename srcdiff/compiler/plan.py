@@ -12,7 +12,8 @@ Invariants of a plan:
   (:func:`needs_restore`): into a variable of its own outside loops, onto a
   stack (one per name, so pushes and pops nest) inside them;
 * a write into elements (``x[i] = v``) overwrites every name sharing x's memory
-  (a view ``y = x[1:]``, an alias ``y = x``): each an adjoint reads from before the
+  (a view ``y = x[1:]``, an alias ``y = x``, a container holding it or an item read
+  back out of one: aliasing.sharing): each an adjoint reads from before the
   write is saved whole there (a snapshot), and restored after its adjoint;
 * a cheap operation on numbers in a loop is recomputed by the backward pass
   instead of stacked (:func:`_recomputes`);
@@ -110,15 +111,15 @@ class Namer:
 MAX_ROUNDS = 64  # each round adds a read or stops: far more than a function needs
 
 
-def make_plan(facts, marks, tapes, namer):
+def make_plan(facts, marks, tapes, namer, aliases=None):
     """The plan for a backward pass that left ``marks``; ``tapes`` maps id(call
-    statement) -> its tape variable."""
+    statement) -> its tape variable; ``aliases`` as ``aliasing.sharing`` takes them."""
     reads_at = {name: set(at) for name, at in marks.reads_at.items()}
     for _ in range(MAX_ROUNDS):
         before, recomputed, inputs, planned_reads = _recomputes(facts, reads_at, tapes)
         reads = (set(reads_at) & facts.primal | inputs & facts.primal) - recomputed
         saves, stacks, init_none, snapshots = _saves(facts, reads, planned_reads, marks.versions,
-                                                     tapes, namer)
+                                                     tapes, namer, aliases)
         added = _replay_reads(facts, marks.coded, saves)
         if all(at <= reads_at.get(name, set()) for name, at in added.items()):
             return Plan(saves, stacks, init_none, before, frozenset(recomputed), planned_reads,
@@ -182,11 +183,11 @@ def exclusive(facts, a, b):
     return any(branches.get(branch, arm) != arm for branch, arm in facts.arms_of[b])
 
 
-def _saves(facts, reads, reads_at, versions, tapes, namer):
+def _saves(facts, reads, reads_at, versions, tapes, namer, aliases):
     """(saves, stacks, names to define as None first, snapshots) for the values in
     ``reads``."""
     saves, stacks, init_none, snapshots = {}, [], [], {}
-    groups = sharing(facts)
+    groups = sharing(facts, aliases)
     defined, possibly = set(facts.params), set(facts.params)
 
     def save_for(s, name, in_loop):
