@@ -21,6 +21,7 @@ import numpy as np
 
 from . import nest
 from ._recording import STATE, compiled_code_met, refuse_without_rule
+from .errors import InvalidArgumentError
 from .rules import is_nondifferentiable, registry, rule_of
 from .rules.helpers import batched
 from .rules.registry import Rule, primitive_name
@@ -772,13 +773,37 @@ def _seed(target, g, traced, batched=False):
         g = np.empty(value.shape, value.dtype)  # np.ones, without its Python layers
         g.fill(1)
         return Tensor(g) if traced else g
-    if not batched and np.shape(_raw(g)) != np.shape(value):
-        raise ValueError(f"Mismatch between the shape of output_gradients "
-                         f"{tuple(np.shape(_raw(g)))} and the shape of the target "
-                         f"{tuple(np.shape(value))}")
+    if not batched:
+        g = _output_gradient(g, value)
     if traced:
         return g if isinstance(g, _ArrayLike) else Tensor(np.asarray(g, dtype=value.dtype))
     return np.asarray(_raw(g), dtype=value.dtype)
+
+
+def _output_gradient(g, value):
+    """A user's output gradient ``g`` for a target holding ``value``, as TensorFlow takes
+    it: broadcast to the target's shape (TensorFlow's rules broadcast it against the
+    target's values), else InvalidArgumentError; a Tensor of another floating dtype is
+    InvalidArgumentError too, as TensorFlow's kernels refuse it (ndarrays and Python
+    numbers take the target's dtype, as they do beside a Tensor)."""
+    raw = _raw(g)
+    if isinstance(g, _ArrayLike) and raw.dtype != value.dtype and raw.dtype.kind in "fc":
+        raise InvalidArgumentError(f"output_gradients of dtype {raw.dtype.name} for a "
+                                   f"target of dtype {value.dtype.name}: cast it first")
+    shape = np.shape(raw)
+    if shape == value.shape:
+        return g
+    try:
+        broadcast = np.broadcast_shapes(shape, value.shape) == value.shape
+    except ValueError:
+        broadcast = False
+    if not broadcast:
+        raise InvalidArgumentError(f"Mismatch between the shape of output_gradients "
+                                   f"{tuple(shape)} and the shape of the target "
+                                   f"{tuple(value.shape)}: it must broadcast to it")
+    if isinstance(g, _ArrayLike):
+        return np.broadcast_to(g, value.shape)  # recorded, when another tape records
+    return np.broadcast_to(raw, value.shape).copy()
 
 
 def _as_target(target):

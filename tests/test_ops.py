@@ -183,6 +183,17 @@ def test_argmax_argmin_default_to_axis_0_and_int64():
     assert sd.argmax(x, output_type=sd.int32).dtype == np.int32
 
 
+def test_argmax_argmin_never_pick_a_nan_as_tensorflow():
+    """TensorFlow's kernels compare with > and <, which a NaN never wins (NumPy picks the
+    first NaN); all NaN, or nothing beating the first, gives index 0."""
+    nan, inf = np.nan, np.inf
+    x = np.array([[1.0, nan, 3.0], [nan, 5.0, 3.0], [nan, nan, nan], [nan, -inf, 2.0]])
+    np.testing.assert_array_equal(sd.argmax(x, axis=1).numpy(), [2, 1, 0, 2])
+    np.testing.assert_array_equal(sd.argmin(x, axis=1).numpy(), [0, 2, 0, 1])
+    np.testing.assert_array_equal(sd.argmax(x[:, :2]).numpy(), [0, 1])
+    np.testing.assert_array_equal(sd.argmax(sd.Variable(x[1])).numpy(), 1)
+
+
 def test_cumsum_and_add_n():
     x = draw((2, 3), REAL, np.float32)
     np.testing.assert_allclose(sd.math.cumsum(x).numpy(), np.cumsum(x, axis=0), rtol=1e-6)

@@ -330,3 +330,56 @@ def test_a_variables_sparse_gradient_keeps_tensorflows_index_dtype():
         g = tape.gradient(loss, v)
         assert np.asarray(sd.convert_to_tensor(g.indices)).dtype == dtype
         np.testing.assert_array_equal(sd.convert_to_tensor(g).numpy(), [[1, 1], [0, 0], [2, 2]])
+
+
+def batched_gather(params, indices, axis, batch_dims):
+    """TensorFlow's documented meaning of ``gather(params, indices, axis, batch_dims)``:
+    each element of the batch (the first ``batch_dims`` axes) gathers on its own."""
+    if batch_dims == 0:
+        return np.take(params, indices, axis=axis)
+    return np.stack([batched_gather(p, i, axis - 1, batch_dims - 1)
+                     for p, i in zip(params, indices)])
+
+
+@pytest.mark.parametrize("shape, indices, axis, batch_dims", [
+    ((2, 3, 4), [[0, 2], [1, 1]], 1, 1),
+    ((2, 3, 4), [[0, 3, 3], [1, 1, 0]], 2, 1),
+    ((2, 3, 4), [[[0], [2], [1]], [[1], [1], [3]]], 2, 2),
+    ((3, 4), [[0, 2], [1, 1], [3, 0]], None, -1),  # axis defaults to batch_dims
+    ((3, 2, 4), [[[0, 2]], [[1, 1]], [[3, 0]]], -1, 1),
+])
+def test_gather_with_batch_dims_as_tensorflow(shape, indices, axis, batch_dims):
+    """Values as TensorFlow documents ``batch_dims`` (result shape ``params.shape[:axis] +
+    indices.shape[batch_dims:] + params.shape[axis + 1:]``), repeated indices' gradients
+    summed, against finite differences; a dense gradient, also of a Variable."""
+    x = RNG.uniform(-2, 2, shape)
+    b = batch_dims % np.ndim(indices)
+    a = b if axis is None else axis % len(shape)
+    y, (g,) = weighted_grads(lambda t: sd.gather(t, indices, axis=axis, batch_dims=batch_dims),
+                             x)
+    np.testing.assert_array_equal(y, batched_gather(x, np.array(indices), a, b))
+    check_fd(lambda t: sd.gather(t, indices, axis=axis, batch_dims=batch_dims), x)
+    v = sd.Variable(x)
+    with sd.GradientTape() as tape:
+        loss = sd.reduce_sum(sd.gather(v, indices, axis=axis, batch_dims=batch_dims))
+    assert type(tape.gradient(loss, v)) is sd.Tensor
+
+
+def test_gather_with_batch_dims_compiles_like_the_tape():
+    indices = np.array([[0, 2], [1, 1], [3, 0]])
+
+    def f(p):
+        return np.sum(sd.gather(p, indices, batch_dims=1) ** 2)
+    x = RNG.uniform(-2, 2, (3, 4))
+    expected = np.zeros((3, 4))
+    np.add.at(expected, (np.arange(3)[:, None], indices), 2 * x[np.arange(3)[:, None], indices])
+    np.testing.assert_allclose(sd.grad(f)(x), expected)
+
+
+def test_gather_with_invalid_batch_dims_is_invalid_argument():
+    x = sd.constant(RNG.uniform(-2, 2, (3, 4)))
+    for call in (lambda: sd.gather(x, [[0], [1]], batch_dims=1),  # batches differ
+                 lambda: sd.gather(x, [[0], [1], [2]], axis=0, batch_dims=1),  # axis < batch
+                 lambda: sd.gather(x, [[0], [1], [4]], batch_dims=1)):  # out of range
+        with pytest.raises(sd.errors.InvalidArgumentError):
+            call()

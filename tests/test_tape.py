@@ -382,6 +382,24 @@ def test_output_gradients_is_the_vector_of_a_vector_jacobian_product():
     np.testing.assert_allclose(g.numpy(), np.tensordot(cotangent, jac, 2), rtol=1e-7)
 
 
+def test_output_gradients_broadcast_to_the_target_as_in_tensorflow():
+    """A scalar or a row weighs every element or every row, as TensorFlow's rules broadcast
+    it; under an outer tape, the gradient of the result with respect to the seed is kept."""
+    x0 = np.array([[1.0, 2.0, 3.0], [4.0, 5.0, 6.0]])
+    x, row = f64(x0), f64([1.0, -2.0, 3.0])
+    with sd.GradientTape() as outer:
+        outer.watch(row)
+        with sd.GradientTape(persistent=True) as tape:
+            tape.watch(x)
+            y = x * x
+        np.testing.assert_array_equal(
+            tape.gradient(y, x, output_gradients=f64(3.0)).numpy(), 6 * x0)
+        g = tape.gradient(y, x, output_gradients=row)
+        total = sd.reduce_sum(g)
+    np.testing.assert_array_equal(g.numpy(), 2 * x0 * row.numpy())
+    np.testing.assert_array_equal(outer.gradient(total, row).numpy(), 2 * x0.sum(axis=0))
+
+
 @pytest.mark.parametrize("mode", [sd.UnconnectedGradients.NONE, "none"])
 def test_unconnected_sources_get_none(mode):
     x, other = f64(2.0), sd.Variable([1.0, 2.0])
@@ -679,6 +697,52 @@ def test_custom_gradient_of_several_inputs():
         y = scaled_product(a, b) * 2.0
     da, db = tape.gradient(y, [a, b])
     assert (da.numpy(), db.numpy()) == (80.0, 600.0)
+
+
+def test_custom_gradient_passes_keyword_arguments_which_get_no_gradient():
+    """As in TensorFlow's eager mode: f takes keyword arguments, and the inputs the
+    gradient reaches are the positional ones (a Tensor given by keyword gets None)."""
+    @sd.custom_gradient
+    def scaled(x, scale=1.0):
+        return x * scale, lambda dy: dy * scale * 10.0
+
+    x, s = sd.constant(3.0), sd.constant(4.0)
+    with sd.GradientTape() as tape:
+        tape.watch([x, s])
+        y = scaled(x, scale=s)
+    assert y.numpy() == 12.0
+    dx, ds = tape.gradient(y, [x, s])
+    assert (dx.numpy(), ds) == (40.0, None)
+    assert scaled(x, scale=2.0).numpy() == 6.0
+
+
+@pytest.mark.parametrize("structure", [tuple, list, dict])
+def test_custom_gradient_of_several_outputs_calls_grad_fn_once_with_each_adjoint(structure):
+    """TensorFlow's convention: f returns a nested structure of outputs (kept), grad_fn
+    takes one adjoint per output, in nest.flatten's order, zeros for an unused one."""
+    calls = []
+
+    @sd.custom_gradient
+    def pair(x):
+        def grad(d_double, d_square):
+            calls.append((d_double.numpy(), d_square.numpy()))
+            return d_double * 2.0 + d_square * 2.0 * x
+        values = [x * 2.0, x * x]
+        return (dict(a=values[0], b=values[1]) if structure is dict
+                else structure(values)), grad
+
+    x = f64([1.0, 3.0])
+    with sd.GradientTape(persistent=True) as tape:
+        tape.watch(x)
+        out = pair(x)
+        double, square = (out["a"], out["b"]) if structure is dict else out
+        y = sd.reduce_sum(double * 5.0 + square)
+    assert type(out) is structure
+    np.testing.assert_array_equal(square.numpy(), [1.0, 9.0])
+    np.testing.assert_array_equal(tape.gradient(y, x).numpy(), 10.0 + 2 * x.numpy())
+    assert len(calls) == 1
+    np.testing.assert_array_equal(tape.gradient(square, x).numpy(), 2 * x.numpy())
+    np.testing.assert_array_equal(calls[-1][0], [0.0, 0.0])
 
 
 @pytest.mark.parametrize("adjoints", [lambda dy: dy, lambda dy: [dy], lambda dy: (dy, dy, dy)],

@@ -144,6 +144,20 @@ def test_output_gradients_of_the_wrong_shape_is_value_error_naming_both_shapes()
         tape.gradient(y, x, output_gradients=sd.constant([1.0, 2.0, 3.0]))
 
 
+def test_output_gradients_that_do_not_broadcast_or_of_another_dtype_are_invalid_arguments():
+    """As TensorFlow's kernels refuse them: a shape that does not broadcast to the target's,
+    a Tensor of another floating dtype (ndarrays and Python numbers take the target's)."""
+    x = sd.constant([[1.0, 2.0], [3.0, 4.0]])
+    with sd.GradientTape(persistent=True) as tape:
+        tape.watch(x)
+        y = x * x
+    for seed in (sd.constant([1.0, 2.0, 3.0]), sd.ones((3, 2, 2)),
+                 sd.constant([1.0, 2.0], dtype=sd.float64)):
+        with pytest.raises(sd.errors.InvalidArgumentError):
+            tape.gradient(y, x, output_gradients=seed)
+    assert tape.gradient(y, x, output_gradients=np.ones(2)).dtype == np.float32
+
+
 def test_output_gradients_for_the_wrong_number_of_targets_is_value_error():
     x = sd.constant([1.0, 2.0])
     with sd.GradientTape() as tape:

@@ -1,4 +1,6 @@
 """Shapes, indexing, creation and casts under TensorFlow's names."""
+import operator
+
 import numpy as np
 
 from .. import dtypes
@@ -86,9 +88,12 @@ def unstack(value, num=None, axis=0, name=None):
 def gather(params, indices, validate_indices=None, axis=None, batch_dims=0, name=None):
     """Slices of ``params`` at ``indices`` along ``axis`` (0 by default).
 
-    The gradient with respect to a Variable is an IndexedSlices, as in TensorFlow."""
+    With ``batch_dims`` b, the first b axes of ``params`` and ``indices`` are a batch:
+    each batch element gathers with its own indices.  The gradient with respect to a
+    Variable is an IndexedSlices (without batch_dims), as in TensorFlow."""
     if batch_dims:
-        raise NotImplementedError("srcdiff's gather supports batch_dims=0")
+        index = _batch_index(np.shape(params), _as_array(indices), axis, batch_dims)
+        return apply(operator.getitem, convert_to_tensor(params), index)
     axis = 0 if axis is None else int(axis)
     indices = check_range(_as_array(indices), np.shape(params)[axis])  # a list: int32, as in TF
     if isinstance(params, Variable) and axis == 0:
@@ -97,9 +102,37 @@ def gather(params, indices, validate_indices=None, axis=None, batch_dims=0, name
 
 
 def _gather_numpy(params, indices, validate_indices=None, axis=None, batch_dims=0, name=None):
+    if batch_dims:
+        return params[_batch_index(np.shape(params), np.asarray(indices), axis, batch_dims)]
     axis = 0 if axis is None else axis
     indices = check_range(np.asarray(indices), np.shape(params)[axis])
     return np.take(params, indices, axis=axis)
+
+
+def _batch_index(shape, indices, axis, batch_dims):
+    """The index into ``params`` of ``shape`` of TensorFlow's ``gather(params, indices,
+    axis, batch_dims)``: one integer array per axis, all broadcasting to the result's
+    shape ``shape[:axis] + indices.shape[batch_dims:] + shape[axis + 1:]``, so that
+    ``params[index]`` is the gather (and its gradient the getitem's)."""
+    batch_dims = int(batch_dims) + (indices.ndim if batch_dims < 0 else 0)
+    axis = batch_dims if axis is None else int(axis) % len(shape)
+    if not 0 <= batch_dims <= min(axis, indices.ndim):
+        raise InvalidArgumentError(f"batch_dims={batch_dims} must be in [0, min(axis={axis}, "
+                                   f"indices.ndim={indices.ndim})]")
+    if tuple(shape[:batch_dims]) != indices.shape[:batch_dims]:
+        raise InvalidArgumentError(f"params.shape[:{batch_dims}] {tuple(shape[:batch_dims])} "
+                                   f"should equal indices.shape[:{batch_dims}] "
+                                   f"{indices.shape[:batch_dims]}")
+    check_range(indices, shape[axis])
+    inner = indices.ndim - batch_dims  # the result's axes that the indices add
+    rank = len(shape) - 1 + inner
+
+    def along(n, at):  # positions 0..n-1 along the result's axis ``at``
+        return np.arange(n).reshape([n if k == at else 1 for k in range(rank)])
+    picked = indices.reshape(indices.shape[:batch_dims] + (1,) * (axis - batch_dims)
+                             + indices.shape[batch_dims:] + (1,) * (len(shape) - axis - 1))
+    return tuple(picked if d == axis else along(n, d if d < axis else d - 1 + inner)
+                 for d, n in enumerate(shape))
 
 
 gather.__numpy__ = _gather_numpy

@@ -3,10 +3,13 @@ import functools
 import inspect
 import sys
 
+import numpy as np
+
+from .. import nest
 from .._recording import STATE
 from ..rules import defvjp_argnum, primitive, unbroadcast
 from ..rules.registry import Rule
-from ..tensor import Tensor, _ArrayLike, _raw, apply
+from ..tensor import Tensor, _ArrayLike, _raw, apply, cast
 
 
 def _counted(adjoints, n):
@@ -20,13 +23,18 @@ def _counted(adjoints, n):
 
 
 class _CustomCall:
-    """One call of a ``custom_gradient`` function, as a primitive with its own rule."""
+    """One call of a ``custom_gradient`` function, as a primitive with its own rule.
 
-    __slots__ = ("value", "grad_fn", "srcdiff_rule", "_last")
+    ``shapes`` is None for a function of one output (``value``); else ``value`` packs
+    outputs of these shapes, raveled one after another (see ``_packed_call``), and
+    ``grad_fn`` is given one adjoint per output."""
 
-    def __init__(self, value, grad_fn):
+    __slots__ = ("value", "grad_fn", "srcdiff_rule", "_last", "_shapes")
+
+    def __init__(self, value, grad_fn, shapes=None):
         self.value = value
         self.grad_fn = grad_fn
+        self._shapes = shapes
         self._last = (None, None)
         self.srcdiff_rule = Rule(self, (), "custom_gradient", argnum_vjp=self._vjp)
 
@@ -38,7 +46,9 @@ class _CustomCall:
         seen, adjoints = self._last
         if seen is not g:
             traced = isinstance(g, _ArrayLike)
-            adjoints = self.grad_fn(g if traced else Tensor(g))
+            dy = g if traced else Tensor(g)
+            adjoints = (self.grad_fn(dy) if self._shapes is None
+                        else self.grad_fn(*_unpacked(dy, self._shapes)))
             if not traced:
                 adjoints = (tuple(_raw(a) for a in adjoints)
                             if isinstance(adjoints, (tuple, list)) else _raw(adjoints))
@@ -65,30 +75,57 @@ def custom_gradient(f):
         1.0
     """
     @functools.wraps(f)
-    def call(*args):
+    def call(*args, **kwargs):
         # f's operations are recorded, as in TensorFlow, so that a grad_fn using
         # f's intermediates differentiates under an outer tape; y itself gets
-        # grad_fn as its one rule.
+        # grad_fn as its one rule.  As in TensorFlow, the inputs are the positional
+        # arguments: no gradient reaches a keyword argument.
         STATE.custom_forward += 1
         try:
             if STATE.tapes:  # only a recording call can be asked for variables' gradients
-                y, grad_fn, variables = _watching_variables(f, args)
+                y, grad_fn, variables = _watching_variables(f, args, kwargs)
             else:
-                (y, grad_fn), variables = f(*args), ()
+                (y, grad_fn), variables = f(*args, **kwargs), ()
         finally:
             STATE.custom_forward -= 1
         if variables:
             grad_fn = _with_variables(grad_fn, variables, len(args))
+        if isinstance(y, (list, tuple, dict)):
+            return _packed_call(y, grad_fn, (*args, *variables))
         return apply(_CustomCall(_raw(y), grad_fn), *args, *variables)
     return call
 
 
-def _watching_variables(f, args):
-    """``f(*args)`` and the trainable Variables it read that are not among ``args``: as in
-    TensorFlow, their gradients come from ``grad_fn(dy, variables=...)``."""
+def _packed_call(y, grad_fn, inputs):
+    """A custom_gradient call with a nested structure ``y`` of outputs, as TensorFlow
+    makes it: one primitive whose result packs them all, flat, and the outputs sliced
+    back out of it (recorded), so ``grad_fn`` is called once with every output's
+    adjoint, zeros for an output the target does not use.  Returns ``y``'s structure."""
+    leaves = [np.asarray(_raw(v)) for v in nest.flatten(y)]
+    dtype = np.result_type(*leaves)
+    packed = np.concatenate([v.astype(dtype).ravel() for v in leaves])
+    whole = apply(_CustomCall(packed, grad_fn, [v.shape for v in leaves]), *inputs)
+    outputs = _unpacked(whole, [v.shape for v in leaves])
+    return nest.pack_sequence_as(y, [o if v.dtype == dtype else cast(o, v.dtype)
+                                     for o, v in zip(outputs, leaves)])
+
+
+def _unpacked(flat, shapes):
+    """The values of ``shapes`` that the 1-d ``flat`` holds raveled, one after another."""
+    pieces, start = [], 0
+    for shape in shapes:
+        size = int(np.prod(shape, dtype=np.int64))
+        pieces.append(flat[start:start + size].reshape(shape))
+        start += size
+    return pieces
+
+
+def _watching_variables(f, args, kwargs):
+    """``f(*args, **kwargs)`` and the trainable Variables it read that are not among
+    ``args``: as in TensorFlow, their gradients come from ``grad_fn(dy, variables=...)``."""
     from ..tape import GradientTape  # the tape imports the ops
     with GradientTape() as watcher:
-        y, grad_fn = f(*args)
+        y, grad_fn = f(*args, **kwargs)
     given = {id(a) for a in args}
     return y, grad_fn, tuple(v for v in watcher.watched_variables() if id(v) not in given)
 
@@ -103,8 +140,8 @@ def _with_variables(grad_fn, variables, n_inputs):
             f"must accept a keyword argument 'variables' (the function read {len(variables)} "
             "trainable Variable(s) it was not given as arguments).")
 
-    def joint(dy):
-        inputs, adjoints = grad_fn(dy, variables=list(variables))
+    def joint(*dys):
+        inputs, adjoints = grad_fn(*dys, variables=list(variables))
         if len(adjoints) != len(variables):
             raise ValueError(f"custom_gradient's grad_fn must return {len(variables)} "
                              f"variable gradient(s), got {len(adjoints)}")

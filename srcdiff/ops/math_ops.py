@@ -7,6 +7,7 @@ from ..errors import InvalidArgumentError
 from ..rules import guarded, nn as nn_rules
 from ..rules.reductions import logsumexp, norm as _norm
 from ._op import axis_arg, op, primitive_op
+from ..tensor import _raw
 
 # TensorFlow's name -> (the NumPy primitive, TensorFlow's parameter names).
 _PRIMITIVES = {
@@ -217,14 +218,25 @@ def reduce_euclidean_norm(input_tensor, axis=None, keepdims=False, name=None):
 @op()
 def argmax(input, axis=None, output_type=np.int64, name=None):
     """The index of the largest value along ``axis`` (no gradient):
-    ``sd.argmax(logits, axis=-1)``."""
-    return np.argmax(input, axis=0 if axis is None else int(axis)).astype(output_type)
+    ``sd.argmax(logits, axis=-1)``.  A NaN never wins, as in TensorFlow."""
+    return _arg_pick(np.argmax, input, axis, -np.inf).astype(output_type)
 
 
 @op()
 def argmin(input, axis=None, output_type=np.int64, name=None):
-    """The index of the smallest value along ``axis`` (no gradient): ``sd.argmin(x, axis=0)``."""
-    return np.argmin(input, axis=0 if axis is None else int(axis)).astype(output_type)
+    """The index of the smallest value along ``axis`` (no gradient): ``sd.argmin(x, axis=0)``.
+    A NaN never wins, as in TensorFlow."""
+    return _arg_pick(np.argmin, input, axis, np.inf).astype(output_type)
+
+
+def _arg_pick(pick, x, axis, loser):
+    """``pick(x, axis)`` (``np.argmax``, ``np.argmin``) with each NaN taken as ``loser``, as
+    TensorFlow's kernels compare (NumPy picks the first NaN); the first index if all lose.
+    On the array itself: an index carries no gradient, so nothing is recorded."""
+    value = _raw(x)
+    if value.dtype.kind == "f":
+        value = np.where(np.isnan(value), loser, value)
+    return pick(value, axis=0 if axis is None else int(axis))
 
 
 @op(tensors=2)
