@@ -382,3 +382,84 @@ def test_starred_arguments_of_unknown_length_are_refused(f, says):
     with pytest.raises(sd.CompileError, match=says) as info:
         sd.grad(f)(X, *([(X, X)] if f is starred_parameter else []))
     assert info.value.lineno and info.value.hint
+
+
+# --- builtin max and min of several arguments: the argument Python picks gets it all ---
+
+def largest_of_three(a, b):
+    return max(a, b, a * b) * 2.0 + min(a, 0.5 * b)
+
+
+def largest_in_a_loop(x):
+    s = 0.0
+    for k in range(3):
+        top = max(np.sum(x) * k, np.sin(x[k]), -1.0)
+        if top > 0.5:
+            s = s + min(top, x[0] * x[1])
+        else:
+            s = s + top * top
+    return s
+
+
+def largest_of_pairs(x):  # tuples compare item by item; the whole pair is picked
+    p = (np.sum(x), x * 2.0)
+    q = (np.sum(x * x), x)
+    best = max(p, q)
+    return best[0] * np.sum(best[1])
+
+
+def smallest_of_one_element_arrays(x):
+    return np.sum(min(x[0:1], x[1:2] * 2.0, 0.5) * 3.0)
+
+
+@pytest.mark.parametrize("f, args, wrt", [
+    (largest_of_three, (1.5, 0.7), (0, 1)),
+    (largest_of_three, (-1.5, 0.7), (0, 1)),
+    (largest_of_three, (1.5, 2.7), (0, 1)),
+    (largest_in_a_loop, (X,), 0),
+    (largest_in_a_loop, (np.array([0.2, 0.1, -0.9]),), 0),
+    (largest_of_pairs, (np.array([0.3, 0.4, 0.1]),), 0),
+    (largest_of_pairs, (np.array([1.3, 0.4, 0.1]),), 0),
+    (smallest_of_one_element_arrays, (np.array([0.3, 0.4]),), 0),
+    (smallest_of_one_element_arrays, (np.array([0.8, 0.1]),), 0),
+    (smallest_of_one_element_arrays, (np.array([0.8, 0.4]),), 0),
+], ids=ids)
+def test_builtin_max_and_min_of_several(f, args, wrt):
+    check_grad(f, args, wrt)
+
+
+def larger(a, b):
+    return max(a, b) * 2.0
+
+
+def smaller(a, b):
+    return min(a, b) * 2.0
+
+
+@pytest.mark.parametrize("f", [larger, smaller], ids=ids)
+@pytest.mark.parametrize("a, b", [(1.0, 1.0), (np.nan, 1.0), (1.0, np.nan)])
+def test_builtin_max_and_min_pick_as_python_does(f, a, b):
+    """Ties, and a NaN beside a number, keep the first argument (no later one beats
+    it), as Python and the eager tape do, where np.maximum's rule gave zeros."""
+    assert sd.grad(f, (0, 1))(a, b) == (2.0, 0.0)
+    x, y = sd.constant(a, dtype=sd.float64), sd.constant(b, dtype=sd.float64)
+    with sd.GradientTape() as tape:
+        tape.watch([x, y])
+        z = f(x, y)
+    dx, dy = tape.gradient(z, [x, y])
+    assert float(dx) == 2.0 and dy is None
+
+
+def larger_of_arrays(x):
+    return np.sum(max(x, x * 2.0))
+
+
+def larger_by_a_key(a, b):
+    return max(a, b, key=abs)
+
+
+def test_builtin_max_of_arrays_raises_as_python_does():
+    with pytest.raises(ValueError, match="ambiguous"):
+        sd.grad(larger_of_arrays)(X)
+    with pytest.raises(sd.CompileError):
+        sd.grad(larger_by_a_key)(1.0, -2.0)

@@ -123,6 +123,28 @@ def l2_values(params):
     return sum(np.sum(w ** 2) for w in params.values())
 
 
+def over_the_keys(params, x):  # for k in params: the keys, in insertion order
+    total, h = 0.0, x
+    for name in params:
+        if name[0] == "W":
+            h = np.tanh(h @ params[name])
+        else:
+            total = total + np.sum(params[name] ** 2) * len(name)
+    return total + np.sum(h)
+
+
+def over_the_keys_of_a_dict_made_inside(params, x):
+    d = {}
+    for name, w in params.items():
+        d[name] = w * 2.0
+    total = 0.0
+    for step in range(2):
+        for name in d:
+            d[name] = d[name] * (step + 1.0)  # a store by the loop's own key: no new key
+            total = total + np.sum(np.sin(d[name]))
+    return total
+
+
 def zipped(params, x):
     Ws, bs = params
     for W, b in zip(Ws, bs):
@@ -183,6 +205,8 @@ PYTREES = [
     (scaled_by_key, (dict(W1=W1, b1=B1, b2=B1 * 0.5), X)),
     (l2, ({"w": W1, "bias": B1},)),
     (l2_values, ({"w": W1, "bias": B1},)),
+    (over_the_keys, ({"W1": W1, "bias": B1, "W2": W2, "b": B2}, X)),
+    (over_the_keys_of_a_dict_made_inside, ({"w": W1, "bias": B1}, X)),
     (zipped, (([W1, W2], [B1, B2]), X)),
     (enumerated, ([(W1, B1), (W2, B2)], X)),
     (enumerated_zip, (([W1, W2], [B1, B2]), X)),

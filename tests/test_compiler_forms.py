@@ -179,6 +179,21 @@ def for_over_a_list_it_rebinds(x):
     return sum(xs)
 
 
+def for_over_the_keys_of_a_dict(x):  # the keys, in insertion order
+    d = {"b": x * 2.0, "a": np.sin(x)}
+    s = 0.0
+    for k in d:
+        s = s * 0.5 + np.sum(d[k])
+    return s
+
+
+def for_over_a_dict_it_rekeys(x):  # Python raises RuntimeError
+    d = {"a": x}
+    for k in d:
+        d[k + "2"] = d[k] * 2.0
+    return np.sum(d["a"])
+
+
 def for_else(x):
     s = 0.0
     for i in range(3):
@@ -410,6 +425,14 @@ def sorted_and_max_of_pairs(x):  # items that are containers: each pair's adjoin
     pairs = sorted([(np.sum(x * x), x), (np.sum(x), 2.0 * x)])
     best = max(pairs)
     return best[0] * np.sum(best[1]) + np.sum(pairs[0][1] * pairs[1][1])
+
+
+def max_and_min_of_several(x):  # the argument Python picks (the first of equal ones)
+    return max(x[0], x[1] * 2.0, np.sum(x)) * min(x[2], 0.5, x[0] * x[1])
+
+
+def max_by_a_key(x):
+    return max(x[0], x[1], key=abs)
 
 
 def formatted_value(x):
@@ -800,7 +823,8 @@ EXPRESSIONS = {
              (call_partial_made_here, GRAD), (call_method_held_in_a_local, GRAD),
              (dict_views_consumed, GRAD), (dict_view_kept, REFUSE),
              (dict_views_of_a_list, REFUSE),
-             (sorted_and_max_of_pairs, GRAD)],
+             (sorted_and_max_of_pairs, GRAD), (max_and_min_of_several, GRAD),
+             (max_by_a_key, REFUSE)],
     "Compare": [(compare, GRAD)],
     "Constant": [(constant, GRAD)],
     "Dict": [(dict_literal, GRAD), (dict_unpacking, REFUSE)],
@@ -847,7 +871,8 @@ STATEMENTS = {
     "Delete": [(delete, REFUSE)],
     "Expr": [(expression_statement, GRAD)],
     "For": [(for_loop, GRAD), (for_else, GRAD), (for_over_a_list_it_extends, REFUSE),
-            (for_over_a_list_it_rebinds, GRAD)],
+            (for_over_a_list_it_rebinds, GRAD), (for_over_the_keys_of_a_dict, GRAD),
+            (for_over_a_dict_it_rekeys, REFUSE)],
     "FunctionDef": [(function_definition, GRAD), (nested_def_passed_to_a_helper, GRAD),
                     (function_definition_recursive, REFUSE),
                     (nonlocal_statement, REFUSE)],

@@ -6,6 +6,9 @@ A dict iterates over its keys, not ``d[0], d[1], ...``: a loop over a dict crash
 with a KeyError, or, with int keys, silently read the values in place of the keys.
 Sets, iterators and dict views have no positions.  These are refused with a
 CompileError at the loop; the sequences positions do enumerate are differentiated.
+``for k in d`` runs over the keys where ``d`` is evidently a dict (made by a dict
+display just before, or read as ``d[k]`` in the body), and runtime.Keys refuses
+anything else there, as runtime.Positions refuses a dict in a loop by position.
 ``list(d)`` and ``tuple(d)`` hold a dict's keys, which carry no gradient even when
 they are ints (the rule gave the adjoint of key ``k`` to the value at ``d[k]``)."""
 import collections
@@ -14,7 +17,7 @@ import numpy as np
 import pytest
 
 import srcdiff as sd
-from compiler_programs import check_grad
+from compiler_programs import check_grad, finite_difference
 
 X = np.array([0.3, -0.7, 1.1])
 PARAMS = {"a": np.array([1.0, 2.0, 3.0]), "b": np.array([0.5, 0.5, -1.0])}
@@ -29,6 +32,14 @@ def over_a_dict_argument(x, params):
 
 def over_a_dict_with_int_keys(x):
     d = {0: x * 2.0, 1: x * 3.0}
+    s = 0.0
+    for k in d:
+        s = s + k * np.sum(x)
+    return s
+
+
+def over_a_dict_made_by_a_call(x):  # not evidently a dict: run by position, refused
+    d = dict(zip([0, 1], [x * 2.0, x * 3.0]))
     s = 0.0
     for k in d:
         s = s + k * np.sum(x)
@@ -82,7 +93,7 @@ def reversed_a_dict(x):
     return s
 
 
-REFUSED = [over_a_dict_with_int_keys, over_a_set, enumerate_a_dict, zip_a_dict,
+REFUSED = [over_a_dict_made_by_a_call, over_a_set, enumerate_a_dict, zip_a_dict,
            reversed_a_dict]
 
 
@@ -99,11 +110,86 @@ def test_a_loop_over_a_view_or_a_generator_is_refused(fn):
         sd.grad(fn)(X)
 
 
-def test_a_loop_over_a_dict_argument_is_refused_for_any_dict():
-    with pytest.raises(sd.CompileError, match="not a dict"):
-        sd.grad(over_a_dict_argument)(X, PARAMS)
-    with pytest.raises(sd.CompileError, match="not a dict"):
-        sd.function(over_a_dict_argument)(X, PARAMS)
+def over_the_keys_in_loops_and_branches(x, params):
+    d = {"c": x * 0.5}
+    d["b"] = np.sin(x)  # insertion order: c, then b
+    s = 0.0
+    for j in range(2):
+        for k in d:
+            if k == "c":
+                s = s + np.sum(d[k] * params["a"]) * (j + 1.0)
+            else:
+                d[k] = d[k] * s  # a store by the loop's key: the keys stay as they are
+        for k in params:
+            s = s * 0.5 + np.sum(np.tanh(params[k] * x))
+    return s + np.sum(d["b"])
+
+
+@pytest.mark.parametrize("fn, args", [
+    (over_a_dict_argument, (X, PARAMS)),
+    (over_a_dict_with_int_keys, (X,)),
+    (over_the_keys_in_loops_and_branches, (X, PARAMS)),
+], ids=lambda a: getattr(a, "__name__", ""))
+def test_a_loop_over_the_keys_of_a_dict_is_differentiated(fn, args):
+    check_grad(fn, args)
+    np.testing.assert_allclose(sd.function(fn)(*args), fn(*args), rtol=1e-12)
+
+
+def test_the_keys_of_a_dict_argument_get_the_gradients_of_its_items():
+    g = sd.grad(over_the_keys_in_loops_and_branches, wrt=1)(X, PARAMS)
+    assert list(g) == list(PARAMS)
+    for k in PARAMS:
+        def of_item(v, k=k):
+            return over_the_keys_in_loops_and_branches(X, {**PARAMS, k: v})
+        np.testing.assert_allclose(g[k], finite_difference(of_item, (PARAMS[k],), 0),
+                                   rtol=1e-5, atol=1e-6)
+
+
+def over_a_list_by_its_items(x, xs):
+    s = 0.0
+    for k in xs:
+        s = s + np.sum(xs[k] * x)
+    return s
+
+
+def test_a_loop_reading_a_list_by_its_items_is_refused_when_it_runs():
+    with pytest.raises(sd.CompileError, match="keys of a dict.*not a list") as error:
+        sd.grad(over_a_list_by_its_items)(X, [1, 0])
+    assert error.value.hint
+
+
+def adds_a_key(x):
+    d = {"a": x, "b": x * 2.0}
+    for k in d:
+        d[k + "2"] = d[k] * 3.0
+    return np.sum(d["a"])
+
+
+def adds_a_key_in_a_loop_over_items(x):
+    d = {"a": x, "b": x * 2.0}
+    for k, v in d.items():
+        d["n"] = v
+    return np.sum(d["a"])
+
+
+def removes_a_key(x):
+    d = {"a": x, "b": x * 2.0}
+    s = 0.0
+    for k in d.keys():
+        s = s + np.sum(d[k])
+        d.pop("a")
+    return s
+
+
+@pytest.mark.parametrize("fn", [adds_a_key, adds_a_key_in_a_loop_over_items, removes_a_key],
+                         ids=lambda f: f.__name__)
+def test_a_loop_over_keys_that_it_changes_is_refused(fn):
+    """Python raises RuntimeError there; a loop over a list of the keys would not."""
+    with pytest.raises(RuntimeError):
+        fn(X)
+    with pytest.raises(sd.CompileError, match="add or remove keys") as error:
+        sd.grad(fn)(X)
+    assert "for " in error.value.line and error.value.hint
 
 
 Pair = collections.namedtuple("Pair", "first second")

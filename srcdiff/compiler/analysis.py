@@ -34,9 +34,23 @@ BINOPS = {gast.Add: np.add, gast.Sub: np.subtract, gast.Mult: np.multiply,
           gast.Mod: np.remainder, gast.FloorDiv: np.floor_divide}
 UNARY = {gast.USub: np.negative, gast.UAdd: np.positive}
 
-# Builtins on numbers that are NumPy primitives in disguise, as operators are.
-_BUILTIN_PRIMITIVES = {abs: np.absolute, max: np.maximum, min: np.minimum, pow: np.power}
+# Builtins on numbers that are NumPy primitives in disguise, as operators are.  (Not max
+# and min of several: they return the argument Python picks, NaN or not, which
+# np.maximum does not: containers.SEVERAL.)
+_BUILTIN_PRIMITIVES = {abs: np.absolute, pow: np.power}
 
+
+# list(d) of anf.keys_of, made for d.keys() (True) or for a loop over d indexing d by its
+# keys ("taken"): the error that runtime.Keys raises if d is not a mapping when it runs
+_KEYS_REFUSED = {
+    True: ("keys(), values() and items() are modelled on a dict (or another mapping, "
+           "whose keys carry no gradient)",
+           "Call them on a dict; of another object, compute the list before the function "
+           "and pass it."),
+    "taken": ("this loop reads the object it runs over by the loop's target, so it is "
+              "compiled as a loop over the keys of a dict (or another mapping)",
+              "Loop over range(len(xs)) to index a list or an array by position."),
+}
 
 # the functions normalize writes for methods: x.astype(t) -> cast(x, t), x.item() -> item(x),
 # x.conj() -> conj_method(x)
@@ -149,10 +163,7 @@ class Describer:
         kwargs = {k.arg: k.value for k in node.keywords}
         if getattr(node, "srcdiff_keys", False):  # list(d), the keys of d.items() and the like
             return Op(Kind.NONE, fn=list, forward=Keys(self.source_map.error(
-                node, "keys(), values() and items() are modelled on a dict (or another "
-                      "mapping, whose keys carry no gradient)",
-                hint="Call them on a dict; of another object, compute the list before "
-                     "the function and pass it.")))
+                node, *_KEYS_REFUSED[node.srcdiff_keys])))
         if getattr(node, "srcdiff_positions", False):  # the trip count of for x in xs
             return Op(Kind.NONE, fn=len, forward=Positions(self.source_map.error(
                 node, "this loop runs over the positions of a list, tuple, array, range "
@@ -199,6 +210,8 @@ class Describer:
             fn = expansion  # several results (np.linalg.eigh): a def, compiled as a call
         if fn in _BUILTIN_PRIMITIVES and len(node.args) == (1 if fn is abs else 2) and not kwargs:
             return self.primitive(_BUILTIN_PRIMITIVES[fn], node.args, kwargs, node)
+        if fn in containers.SEVERAL and len(node.args) > 1 and not kwargs:  # max(a, b)
+            return self.primitive(fn, node.args, kwargs, node, containers.SEVERAL[fn])
         if rules.rule_of(fn) is not None or rules.is_nondifferentiable(fn):
             op = self.primitive(fn, list(node.args), kwargs, node)
         elif inspect.isfunction(fn) and not is_library(fn):

@@ -350,11 +350,12 @@ class ExpressionLowering:
             return False
 
 
-def keys_of(d):
+def keys_of(d, taken=False):
     """``list(d)`` of a dict ``d``: its keys, which carry no gradient (analysis reads the
-    mark; runtime.Keys checks ``d`` is a mapping when it runs)."""
+    mark; runtime.Keys checks ``d`` is a mapping when it runs).  ``taken``: ``d`` was
+    taken for a dict where Python does not say it is one (``for k in d``)."""
     listed = gast.Call(func=S.name("list"), args=[d], keywords=[])
-    listed.srcdiff_keys = True
+    listed.srcdiff_keys = "taken" if taken else True
     return listed
 
 

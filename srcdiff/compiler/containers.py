@@ -143,6 +143,8 @@ def _depth_of(s, op, depth, call_depths):
             op.fn in (max, min) and len(op.inputs) == 1)):  # an item: max(pairs) is a pair
         lo, hi = depth(op.inputs[0])
         return max(lo - 1, 0), max(hi - 1, 0)
+    if op.kind is Kind.PRIMITIVE and op.fn in (max, min):  # one of them: max(pair, pair)
+        return _widest(*(depth(a) for a in op.inputs))
     return 0, 0
 
 

@@ -24,7 +24,7 @@ import numpy as np
 
 from ..ops.gradient_ops import rule_adjoint
 from ..rules import helpers, traits_of
-from ..rules.containers import WHOLE, from_array
+from ..rules.containers import SEVERAL, WHOLE, from_array
 from . import syntax as S
 from .adjoint_state import ARITHMETIC, ITEM, OTHER, SCATTER, fresh
 from .analysis import Kind, target_names
@@ -163,7 +163,7 @@ class Contributions:
                 self.refs.bind_globals(syntax)
                 inputs = op.inputs if op.fn is not operator.getitem else [
                     op.inputs[0], _index_value(op.inputs[1])]
-                if op.rule not in WHOLE.values() and op.fn is not operator.getitem:
+                if op.rule not in _AS_GIVEN and op.fn is not operator.getitem:
                     inputs = [self.as_array(b) for b in inputs]
                 expr = syntax.inline(i, g, ans, inputs, op.kwargs)
             # numbers beside a broadcasting op's input leave it its shape (np.full(5, v) not)
@@ -173,7 +173,7 @@ class Contributions:
             if op.fn is operator.getitem and not sequence:  # a list's adjoint is Items
                 expr = _Scatter(op.inputs[1], g, expr)
             elif (a.id in self.sequences and op.fn is not operator.getitem
-                  and op.rule not in WHOLE.values()):
+                  and op.rule not in _AS_GIVEN):
                 if self.rows is not None:
                     raise NotBatched("an adjoint split into the items of a list")
                 # np.sum(xs) of a list sums np.array(xs): its adjoint, item by item
@@ -304,6 +304,8 @@ def batch_index(index):
     return gast.Tuple(elts=[whole] + elts, ctx=gast.Load())
 
 
+# rules that read a container input as it is (max(pairs)), not as the array NumPy makes
+_AS_GIVEN = (*WHOLE.values(), *SEVERAL.values())
 _ELEMENTWISE = (np.clip, np.where)  # broadcasting functions that are not ufuncs
 
 

@@ -176,7 +176,7 @@ def _scalar_names(by_name, literal_lists, loop_targets, unpacked, params, scalar
         fn, traits = op.fn, traits_of(op.fn)
         if _full_reduction(op):
             return True
-        if isinstance(fn, np.ufunc) and op.inputs and not op.kwargs:  # abs(y), max(a, b)
+        if (isinstance(fn, np.ufunc) or _picks_one(op)) and op.inputs and not op.kwargs:
             return all(scalar(a, names) for a in op.inputs)
         return traits.number or from_math(fn)
 
@@ -332,7 +332,14 @@ def rank_of(value, op, ranks, ints):
         return 0
     if isinstance(fn, np.ufunc) and not op.kwargs or fn in (np.transpose, np.copy):
         return max(inputs)  # elementwise: broadcast to the highest rank
+    if _picks_one(op):
+        return inputs[0] if len(set(inputs)) == 1 else None
     return None
+
+
+def _picks_one(op):
+    """Whether ``op`` is ``max(a, b, ...)`` or ``min(a, b, ...)``: one of its inputs."""
+    return op.fn in (max, min) and len(op.inputs) > 1
 
 
 def _atom_rank(node, ranks):
@@ -414,7 +421,7 @@ def _number_names(by_name, fixed, unknown, ranks, ints, ops, loads, literal_list
             return True
         if fn in _MATMUL:
             return rank_of(value, op, ranks, ints) == 0
-        return isinstance(fn, np.ufunc) and not op.kwargs and all(
+        return (isinstance(fn, np.ufunc) or _picks_one(op)) and not op.kwargs and all(
             isinstance(a, gast.Constant) or getattr(a, "id", None) in names
             for a in op.inputs)
 

@@ -368,23 +368,34 @@ class Normalizer(ExpressionLowering):
 
     def dict_loop(self, s):
         """``for k, v in d.items()`` (``.values()``, ``.keys()``) as a loop over the
-        keys, ``list(d)``, reading ``d[k]``: a key carries no gradient, an item may."""
+        keys, ``list(d)``, reading ``d[k]``: a key carries no gradient, an item may.
+        ``for k in d`` whose body reads ``d[k]`` is taken for ``d.keys()``: the keys
+        of a dict (runtime.Keys refuses anything else when the loop is reached, as
+        runtime.Positions refuses a dict in a loop by position)."""
         call = s.iter
-        if not (isinstance(call, gast.Call) and isinstance(call.func, gast.Attribute)
+        if _indexed_by_its_keys(s) or _made_a_dict(call, self.out):
+            view, owner = "keys", call
+        elif (isinstance(call, gast.Call) and isinstance(call.func, gast.Attribute)
                 and call.func.attr in ("items", "values", "keys") and not call.args
                 and not call.keywords and not self._resolves(call.func)):
+            view, owner = call.func.attr, call.func.value
+        else:
             return None
-        d = self.copy_if_assigned(self.atom(call.func.value, "d"),
+        if isinstance(owner, gast.Name) and _rekeyed(owner.id, _loop_key(s, view), s.body):
+            raise self.source_map.error(
+                s, f"this loop may add or remove keys of {owner.id} while it runs over "
+                   "them: Python raises RuntimeError then, a loop over a list of them would not",
+                hint=f"Loop over list({owner.id}), a copy of its keys, to change it in the loop.")
+        d = self.copy_if_assigned(self.atom(owner, "d"),
                                   S.assigned_names(s.body) | S.names_in(s.target))
         keys = S.name(self.names.fresh("keys"))
-        self.emit(S.assign(keys.id, keys_of(d)), s)
-        if call.func.attr == "keys":
+        self.emit(S.assign(keys.id, keys_of(d, taken=owner is call)), s)
+        if view == "keys":
             return gast.For(target=s.target, iter=keys, body=s.body, orelse=s.orelse,
                             type_comment=None)
         key = S.name(self.names.fresh("key"))
         item = gast.Subscript(value=d, slice=key, ctx=gast.Load())
-        value = item if call.func.attr == "values" else gast.Tuple(elts=[key, item],
-                                                                   ctx=gast.Load())
+        value = item if view == "values" else gast.Tuple(elts=[key, item], ctx=gast.Load())
         head = copy_location(gast.Assign(targets=[s.target], value=value, type_comment=None),
                              s)
         return gast.For(target=S.name(key.id, gast.Store()), iter=keys, body=[head] + s.body,
@@ -426,6 +437,7 @@ class Normalizer(ExpressionLowering):
 
 
 _RESIZING = frozenset({"append", "extend", "insert", "pop", "remove", "clear"})
+_REKEYING = frozenset({"pop", "popitem", "clear", "update", "setdefault"})  # of a dict
 
 
 def _resized(name, body):
@@ -448,6 +460,47 @@ def _resized(name, body):
                    and isinstance(t.slice, gast.Slice) for t in node.targets):
                 return True
     return False
+
+
+def _indexed_by_its_keys(s):
+    """Whether the loop ``s`` is ``for k in d`` with ``d[k]`` in its body: a loop
+    over the keys of a dict, as a list indexed by its own items seldom is."""
+    d, k = s.iter, s.target
+    return isinstance(d, gast.Name) and isinstance(k, gast.Name) and any(
+        isinstance(n, gast.Subscript) and _is(n.value, d.id) and _is(n.slice, k.id)
+        for stmt in s.body for n in S.walk(stmt))
+
+
+def _loop_key(s, view):
+    """The name that holds the key in a loop over ``view`` ("keys", "values", "items")
+    of a dict, if the body leaves it as the loop set it."""
+    target = s.target.elts[0] if view == "items" and isinstance(s.target, gast.Tuple) else (
+        s.target if view == "keys" else None)
+    if isinstance(target, gast.Name) and target.id not in S.assigned_names(s.body):
+        return target.id
+    return None
+
+
+def _rekeyed(d, key, body):
+    """Whether ``body`` may add or remove keys of the dict ``d``: a method that does,
+    ``del d[...]``, or a store ``d[j] = v`` by another key than the loop's ``key``."""
+    for node in (n for stmt in body for n in S.walk(stmt)):
+        if isinstance(node, gast.Call) and isinstance(node.func, gast.Attribute):
+            if _is(node.func.value, d) and node.func.attr in _REKEYING:
+                return True
+        elif isinstance(node, gast.Subscript) and _is(node.value, d) and isinstance(
+                node.ctx, (gast.Store, gast.Del)):
+            if isinstance(node.ctx, gast.Del) or key is None or not _is(node.slice, key):
+                return True
+    return False
+
+
+def _made_a_dict(node, before):
+    """Whether the name ``node`` was last bound, in the statements ``before``, to a
+    dict display or comprehension."""
+    bound = next((b for b in reversed(before) if isinstance(node, gast.Name)
+                  and node.id in S.assigned_names([b])), None)
+    return isinstance(bound, gast.Assign) and isinstance(bound.value, (gast.Dict, gast.DictComp))
 
 
 def _a_list(node):

@@ -279,6 +279,29 @@ def picked(g, ans, xs):
     return Items(xs, {k: g})
 
 
+def max_adjoint(i, g, xs):
+    """The adjoint of ``xs[i]`` from the adjoint of ``max(*xs)``: all of it if Python
+    picked that argument, else zero."""
+    return g if i == _picked_at(xs, operator.gt) else zeros_like(xs[i])
+
+
+def min_adjoint(i, g, xs):
+    """The adjoint of ``xs[i]`` from the adjoint of ``min(*xs)``, as ``max_adjoint``."""
+    return g if i == _picked_at(xs, operator.lt) else zeros_like(xs[i])
+
+
+def _picked_at(xs, beats):
+    """The position of the argument ``max(*xs)`` (``beats`` is ``>``) or ``min(*xs)``
+    (``<``) returns: Python's own comparisons, in its order (a later item replaces the
+    one held only if it beats it), so ties go to the first and a NaN is kept or passed
+    over as Python keeps or passes it over."""
+    k = 0
+    for j in range(1, len(xs)):
+        if beats(xs[j], xs[k]):
+            k = j
+    return k
+
+
 def unsorted(g, ans, xs, reverse):
     """The adjoints of the items of ``xs`` from the adjoint of ``sorted(xs, reverse=...)``:
     item k of the result is item ``order[k]`` of ``xs``, ``order`` made by the same
@@ -372,4 +395,10 @@ WHOLE = {
                "join_lists"),
     append: Rule(append, [lambda g, ans, xs, v: drop_last(g), lambda g, ans, xs, v: last(g)],
                  "append"),
+}
+
+# The rules of max and min given several arguments (max(a, b, c)), each an input.
+SEVERAL = {
+    max: Rule(max, [], "max", argnum_vjp=lambda i, g, ans, *args: max_adjoint(i, g, args)),
+    min: Rule(min, [], "min", argnum_vjp=lambda i, g, ans, *args: min_adjoint(i, g, args)),
 }
