@@ -151,10 +151,13 @@ def _gradients(grads, raw, pairs):
                 out.append(g)
                 continue
         out.append(_conjugated(_like(g, arg)))
+    if len(set(map(id, out))) == len(out):  # _distinct's common case, its frame spared
+        return tuple(out)
     return _distinct(out)
 
 
 _FLOAT64, _FLOAT32 = np.dtype(np.float64), np.dtype(np.float32)
+_ONE = np.float64(1.0)  # the seed of an np.float64 result (numbers are immutable: shared)
 
 
 def _writable(g):
@@ -280,11 +283,13 @@ def value_and_grad(f, wrt=0, has_aux=False, verbose=False):
     order = sorted(set(positions))  # the backward pass answers once a parameter, in order
     asked = [order.index(i) for i in positions]
     pairs = list(zip(asked, positions))  # (place in the backward's answer, argument)
+    code = getattr(f, "__code__", None)  # how many arguments need no defaults (-1: any)
+    arity = code.co_argcount if code is not None and not code.co_kwonlyargcount else -1
 
     @functools.wraps(f)
     def value_and_gradient(*args, **kwargs):
-        # an entry point (see entry_point), its try inline: a cached call's every
-        # frame counts
+        # an entry point (see entry_point), its try and _prepare inline: a cached
+        # call's every frame counts
         try:
             if kwargs:  # arguments by keyword: by parameter, as wrt names them
                 args = by_position(f, args, kwargs)
@@ -292,14 +297,17 @@ def value_and_grad(f, wrt=0, has_aux=False, verbose=False):
                 taped = recorded(args)
                 if taped is not None:  # an outer tape must see how the gradient depends
                     return on_tensors(derivative, taped)  # on them
-            unit, raw = _prepare(units, args)
+            unit, raw = units.get(args if len(args) == arity else with_defaults(f, args),
+                                  unwrap=True)
             y, *taken = unit.run(raw)  # the tape, walked once: the backward pass frees it
             _require_numbers(f, raw, order)  # after the run, whose errors say more
             if has_aux:
                 seed = _scalar_output(f, split_aux(f, y)[0])
                 grads = unit.spend(taken, _aux_cotangent(unit, y, seed))
-            else:
-                grads = unit.spend(taken, _scalar_output(f, y))
+            else:  # _scalar_output's commonest results inline
+                kind = type(y)
+                grads = unit.spend(taken, 1.0 if kind is float else _ONE if kind is np.float64
+                                   else _scalar_output(f, y))
         except CompileError as error:
             raise for_user(error)  # srcdiff's frames are hidden: SRCDIFF_DEBUG=1 shows them
         if single:

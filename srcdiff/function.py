@@ -353,14 +353,16 @@ class _CompiledCall(Rule):
             return None
         args = self.tape_inputs
         saved = self.saved
-        if (self.alone and saved is not None and False not in self.active
-                and _same(sources, args)):
-            # the commonest case: the inputs, each active and its own, asked for in
-            # the order of the call: the adjoints as the backward pass gives them
+        active = self.active
+        if self.alone and saved is not None and _same(sources, args) and (
+                False not in active or _leading(active, len(args))):
+            # the commonest case: the tape inputs, each active and its own (any inputs
+            # after them inactive: ndarrays, numbers), asked for in the order of the
+            # call: the adjoints as the backward pass gives them
             self.saved = None
             grads = self.unit.spend([saved], g)
             return [grads] if len(args) == 1 else list(grads)
-        positions, others = _POSITIONS.get(self.active) or _positions(self.active)
+        positions, others = _POSITIONS.get(active) or _positions(active)
         ids = tracked.intersection(map(id, sources)) if others or len(positions) < len(
             args) else None
         for k in others:  # a source watched after the call: compiled with it active
@@ -508,6 +510,11 @@ def _same(sources, args):
         a, b = args
         return a is not b and sources[0] is a and sources[1] is b
     return all(map(operator.is_, sources, args)) and len(set(map(id, args))) == count
+
+
+def _leading(active, count):
+    """Whether the first ``count`` inputs are the active ones."""
+    return False not in active[:count] and True not in active[count:]
 
 
 def _stack_rows(rows):

@@ -463,3 +463,16 @@ def test_builtin_max_of_arrays_raises_as_python_does():
         sd.grad(larger_of_arrays)(X)
     with pytest.raises(sd.CompileError):
         sd.grad(larger_by_a_key)(1.0, -2.0)
+
+
+def guarded_by_math_predicates(x, a):
+    y = x * a
+    if math.isfinite(y) and not math.isnan(x) and not math.isinf(a):
+        return y * y + math.isclose(y, 1.0)
+    return 0.0 * y
+
+
+@pytest.mark.parametrize("args", [(0.7, 1.3), (1.0, 1.0), (-2.0, 0.25)])
+def test_math_predicates_have_no_gradient_and_are_compiled(args):
+    # math.isfinite, isnan, isinf and isclose give bools: constants to the gradient
+    check_grad(guarded_by_math_predicates, args, wrt=(0, 1))

@@ -29,6 +29,18 @@ def compiled_three(x, a, b):
     return np.sin(x * a) + b * x
 
 
+@sd.function
+def compiled_layer(w, b, data, scale):
+    return np.sum(np.tanh(data @ w + b) * scale)
+
+
+DATA = np.array([[0.5, -1.2, 0.3], [2.0, 0.1, -0.7]])
+
+
+def _on_data(w, b):  # the Tensors first, then an ndarray and a number: not watched
+    return compiled_layer(w, b, DATA, 1.5)
+
+
 def _eager_pair(x, a):
     return sd.sin(x) * a
 
@@ -65,6 +77,12 @@ CASES = {
     "compiled, one input unwatched": (compiled_pair, (0.3, 1.7), (0,), (0, 1)),
     "compiled, the target a source too": (compiled_pair, (0.3, 1.7), (0, 1), ("y", 1)),
     "compiled, nothing watched is a source": (compiled_pair, (0.3, 1.7), (0,), (1,)),
+    "compiled, data after the Tensors": (_on_data, (np.array([0.2, -0.5, 1.0]), 0.4),
+                                         (0, 1), (0, 1)),
+    "compiled, data after the Tensors, asked out of order": (
+        _on_data, (np.array([0.2, -0.5, 1.0]), 0.4), (0, 1), (1, 0)),
+    "compiled, data after the Tensors, one watched": (
+        _on_data, (np.array([0.2, -0.5, 1.0]), 0.4), (1,), (0, 1)),
     "one eager op": (lambda x, a: x * a, (0.3, 1.7), (0, 1), (1, 0)),
     "one eager op, a source twice": (lambda x, a: x * a, (0.3, 1.7), (0, 1), (0, 0)),
     "one eager op of one input": (lambda x, a: sd.exp(x), (0.3, 1.7), (0, 1), (0, 1, "y")),
@@ -91,7 +109,9 @@ def test_one_record_equals_the_general_walk(name, unconnected):
                                   "compiled, the same input twice, asked twice",
                                   "compiled, one input", "compiled, three inputs",
                                   "compiled, three inputs, one twice",
-                                  "compiled, three inputs, one twice, asked as given"])
+                                  "compiled, three inputs, one twice, asked as given",
+                                  "compiled, data after the Tensors",
+                                  "compiled, data after the Tensors, asked out of order"])
 def test_one_record_against_finite_differences(name):
     program, values, watched, sources = CASES[name]
     grads = _gradients(False, program, values, watched, sources, sd.UnconnectedGradients.NONE)

@@ -213,7 +213,8 @@ declare(math.sin, math.cos, math.tan, math.exp, math.expm1, math.log, math.log1p
         math.acosh, math.atanh, math.fabs, batches=True)
 # The builtin abs (and max, min of two) is np.absolute to the compiler: no rule of its own.
 defvjp(float, lambda g, ans, x: g, number=True)  # float(x) of a one-element array: the same number
-nondifferentiable(math.floor, math.ceil, math.trunc, round, int, bool, len)
+nondifferentiable(math.floor, math.ceil, math.trunc, round, int, bool, len,
+                  math.isfinite, math.isinf, math.isnan, math.isclose)
 declare(int, len, number=True)
 # Builtins whose results are ints, bools, strings or None.
 # (Not list, tuple, sorted, zip, enumerate, getattr: they pass values through.)
