@@ -189,7 +189,7 @@ class GradientTape:
                     watched.append(t)
                     continue
             if type(t) is not Tensor and isinstance(t, Variable):
-                self._watch_variable(t)
+                self._watch_variable(t, _differentiable(t, "watched"))
             elif type(t) is Tensor or isinstance(t, Tensor):
                 kind = t._array().dtype.kind
                 if kind in "fc" or _differentiable(t, "watched"):
@@ -203,10 +203,12 @@ class GradientTape:
                 raise ValueError(f"Passed in object {t!r} of type {type(t).__name__!r}, "
                                  "not tf.Tensor or tf.Variable or ExtensionType.")
 
-    def _watch_variable(self, variable):
-        if _differentiable(variable, "watched"):
+    def _watch_variable(self, variable, differentiable):
+        """Watch ``variable``: ``watched_variables()`` lists it whatever its dtype (as
+        TensorFlow's does), but only a ``differentiable`` one is tracked."""
+        self._tape.variables[variable._uid] = variable
+        if differentiable:
             self._tape.tracked.add(id(variable))
-            self._tape.variables[variable._uid] = variable
 
     def watched_variables(self):
         """The variables watched by this tape, in order of construction."""
@@ -285,8 +287,9 @@ class GradientTape:
     def _read_variable(self, variable, snapshot):
         tape = self._tape
         if (self._watch_accessed_variables and variable.trainable
-                and id(variable) not in tape.tracked):
-            self._watch_variable(variable)
+                and id(variable) not in tape.tracked and variable._uid not in tape.variables):
+            # watched silently, whatever its dtype: TensorFlow warns of explicit watches only
+            self._watch_variable(variable, snapshot._value.dtype.kind in "fc")
         if id(variable) in tape.tracked:
             tape.add(_READ, (variable,), (snapshot._value,), None, snapshot)
 
@@ -323,6 +326,12 @@ class GradientTape:
                 output_gradients = [None] * len(targets)
             else:
                 output_gradients = nest.flatten(output_gradients)
+                if any(g is None for g in output_gradients):
+                    # TensorFlow seeds with ones only when output_gradients is None itself
+                    raise ValueError(
+                        "Attempt to convert a value (None) with an unsupported type "
+                        "(<class 'NoneType'>) to a Tensor: an entry of output_gradients is "
+                        "None; pass ones_like(target) to seed a target with ones")
                 if len(output_gradients) != len(targets):
                     raise ValueError(f"output_gradients has {len(output_gradients)} entries, "
                                      f"but there are {len(targets)} targets")
@@ -511,8 +520,10 @@ class GradientTape:
         """The ids of the sources and of the values the first ``count`` records
         computed from them: the walk computes adjoints for these only."""
         tape = self._tape
+        tracked = tape.tracked  # (an integer Variable is listed as watched, not tracked)
         if (source_ids.issuperset(map(id, tape.watched))
-                and source_ids.issuperset(map(id, tape.variables.values()))):
+                and all(id(v) in source_ids or id(v) not in tracked
+                        for v in tape.variables.values())):
             # Every watched value is a source, and everything tracked was computed
             # from a watched value: no need to follow the records.  The set itself
             # when no op can join it during the walk (the tape is not recording).

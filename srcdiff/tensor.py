@@ -17,6 +17,7 @@ import numpy as np
 
 from . import rules
 from ._recording import STATE, refuse_without_rule
+from .errors import InvalidArgumentError
 from .rules import registry
 from .dtypes import as_dtype
 from .rules.shapes import cast as _cast, concatenate as _concatenate, stack as _stack
@@ -78,6 +79,32 @@ def _unary(fn):
 
 _SEQUENCES = frozenset({list, tuple})
 _PYTHON_NUMBER = {"b": False, "i": 0, "u": 0, "f": 0.0, "c": 0j}
+
+
+def refuse_mixed_dtypes(name, values):
+    """Refuse, as TensorFlow's kernels do (InvalidArgumentError), the tensor arguments
+    ``values`` of the ``sd.*`` op ``name`` if two Tensors (or Variables) among them have
+    different floating dtypes: TensorFlow never promotes one (``sd.add(t32, t64)``).
+
+    Only the ``sd.*`` ops' entry points ask this.  Python operators and NumPy functions
+    on Tensors are NumPy primitives and keep NumPy's promotion, so that a NumPy program
+    computes on the tape what it computes compiled (``t32 * t64`` is float64), and so do
+    srcdiff's rules and the ops' NumPy forms, which compute with those and mix dtypes on
+    purpose.  ndarrays are not Tensors here (compiled code could not tell them apart):
+    they promote, where TensorFlow would convert them to the Tensor's dtype.  Code
+    written for the compiler (``STATE.exact``) promotes as its compiled form does."""
+    if STATE.exact:
+        return
+    dtype = None
+    for i, v in enumerate(values):
+        if isinstance(v, _ArrayLike) and v.dtype.kind in "fc":
+            if dtype is None:
+                dtype = v.dtype
+            elif v.dtype != dtype:
+                raise InvalidArgumentError(
+                    f"cannot compute {name} as input #{i}(zero-based) "
+                    f"was expected to be a {dtype.name} tensor but is a {v.dtype.name} "
+                    "tensor: TensorFlow does not promote dtypes; convert one with sd.cast")
 
 
 def _operand(other, like):
@@ -524,7 +551,12 @@ class Variable(_ArrayLike):
 
     def _same_shape(self, value):
         """A new array of ``value`` with this variable's dtype; TensorFlow does not
-        broadcast in assignments, so the shape must be the variable's."""
+        broadcast in assignments, so the shape must be the variable's, and converts
+        numbers and ndarrays but no Tensor or Variable of another dtype (ValueError)."""
+        if isinstance(value, _ArrayLike) and value.dtype != self._value.dtype:
+            raise ValueError(f"Tensor conversion requested dtype {self._value.dtype.name} "
+                             f"for Tensor with dtype {value.dtype.name}: {value!r}; "
+                             "convert it with sd.cast first")
         value = np.array(_as_array(value, self._value.dtype))
         if value.shape != self._value.shape:
             raise ValueError(f"Cannot assign a value of shape {value.shape} to variable "

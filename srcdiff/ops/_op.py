@@ -12,19 +12,27 @@ import numpy as np
 
 from .._recording import STATE
 from ..rules.registry import RAW
-from ..tensor import Tensor, _ArrayLike, _as_array, _run1, apply, convert_to_tensor
+from ..tensor import (Tensor, _ArrayLike, _as_array, _run1, apply, convert_to_tensor,
+                      refuse_mixed_dtypes)
 
 
-def _lift(values):
-    """Tensor arguments as Tensors or arrays: numbers take the dtype of a Tensor among them
-    (not of a condition: ``where(x > 0, 1.0, x)``).
+def _lift(values, name):
+    """Tensor arguments of the op ``name`` as Tensors or arrays: numbers take the dtype of
+    a Tensor among them (not of a condition: ``where(x > 0, 1.0, x)``); Tensors of two
+    floating dtypes are refused (``refuse_mixed_dtypes``).
 
     None (an argument left out, as in ``where(condition)``) stays None."""
     for v in values:  # the common case first, as a plain loop: every op call lifts
         if type(v) is not Tensor:
             break
     else:
+        dtype = values[0]._value.dtype if values else None
+        for v in values:  # all of one dtype, the common case: nothing to check
+            if v._value.dtype is not dtype:
+                refuse_mixed_dtypes(name, values)
+                break
         return values
+    refuse_mixed_dtypes(name, values)
     dtype = next((v.dtype for v in values if isinstance(v, _ArrayLike) and v.dtype != bool),
                  None)
     if dtype is None:
@@ -39,6 +47,7 @@ def op(tensors=1):
     stay integers)."""
     def decorate(numpy_form):
         signature = inspect.signature(numpy_form)
+        name = numpy_form.__name__
 
         @functools.wraps(numpy_form)
         def call(*args, **kwargs):
@@ -47,11 +56,11 @@ def op(tensors=1):
                 args, kwargs = bound.args, bound.kwargs
             if isinstance(tensors, tuple):
                 args = list(args)
-                lifted = _lift([args[i] for i in tensors if i < len(args)])
+                lifted = _lift([args[i] for i in tensors if i < len(args)], name)
                 for i, value in zip(tensors, lifted):
                     args[i] = value
             else:
-                args = [*_lift(args[:tensors]), *args[tensors:]]
+                args = [*_lift(args[:tensors], name), *args[tensors:]]
             out = numpy_form(*args, **kwargs)
             return out if isinstance(out, (Tensor, list, tuple)) else Tensor(np.asarray(out))
         call.__numpy__ = numpy_form
@@ -72,12 +81,12 @@ def primitive_op(fn, name, params=("x",)):
             return one_input(args[0])
         if kwargs or len(args) != len(params):
             args = signature.bind(*args, **kwargs).args[:len(params)]
-        return apply(fn, *_lift(args))
+        return apply(fn, *_lift(args, name))
 
     def one_input(x, name=None):  # sd.sin(x), the commonest: no arguments packed
         if type(x) is Tensor:
             return _run1(fn, impl, x, x._value, STATE.tapes)
-        return apply(fn, *_lift([x]))
+        return apply(fn, *_lift([x], name))
     call = one_input if params == ("x",) else any_call
     call.__name__ = call.__qualname__ = name
     call.__signature__ = signature

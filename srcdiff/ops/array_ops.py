@@ -7,7 +7,8 @@ from .. import dtypes
 from ..errors import InvalidArgumentError, check_range
 from ..rules.shapes import concatenate, stack as _stack
 from ..rules import defvjp
-from ..tensor import IndexedSlices, Tensor, Variable, _as_array, apply, convert_to_tensor
+from ..tensor import (IndexedSlices, Tensor, Variable, _as_array, apply, convert_to_tensor,
+                      refuse_mixed_dtypes)
 from ._op import axis_arg, op
 
 
@@ -62,7 +63,9 @@ def identity(input, name=None):
 
 
 def concat(values, axis, name=None):
-    """Join tensors along an existing axis."""
+    """Join tensors along an existing axis (of one floating dtype: refuse_mixed_dtypes)."""
+    values = list(values)  # (read twice)
+    refuse_mixed_dtypes("concat", values)
     return apply(concatenate, *[convert_to_tensor(v) for v in values], axis=int(axis))
 
 
@@ -70,7 +73,9 @@ concat.__numpy__ = np.concatenate  # the same (values, axis) parameters
 
 
 def stack(values, axis=0, name=None):
-    """Join tensors along a new axis."""
+    """Join tensors along a new axis (of one floating dtype: ``refuse_mixed_dtypes``)."""
+    values = list(values)  # (read twice)
+    refuse_mixed_dtypes("stack", values)
     return apply(_stack, *[convert_to_tensor(v) for v in values], axis=int(axis))
 
 
