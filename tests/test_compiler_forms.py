@@ -151,6 +151,33 @@ def call_dict_of_zip(x):
     return np.sum(d["a"] * d["b"])
 
 
+def call_list_pop(x):  # as indexing, then the list rebound without the item
+    xs = [x[0], x[1], x[2]]
+    last = xs.pop()
+    xs.pop(0)
+    return last * xs[0]
+
+
+def call_list_pop_of_an_argument(xs):
+    return xs.pop()  # the caller's list would change: refused
+
+
+def call_functools_reduce(x):  # as the loop it runs, the lambda inlined
+    return functools.reduce(lambda a, b: a * b, [x[0], x[1]], x[2])
+
+
+def statement_list_insert(x):
+    xs = [x[0]]
+    xs.insert(0, x[1] * 2.0)
+    return xs[0] * xs[1]
+
+
+def statement_dict_update(x):  # as d[k] = v for each key, overwriting
+    d = {"a": x[0]}
+    d.update({"a": x[1]}, b=x[2])
+    return d["a"] * d["b"]
+
+
 def list_comprehension_appending(x):
     acc = [x[0]]
     [acc.append(v * x[1]) for v in x[1:]]  # a change the comprehension would hide
@@ -805,7 +832,8 @@ EXPRESSIONS = {
                   (attribute_transpose, GRAD)],
     "BinOp": [(binop, GRAD), (binop_matmul, GRAD), (binop_without_rule, REFUSE)],
     "BoolOp": [(boolop_condition, GRAD), (boolop_value, REFUSE)],
-    "Call": [(call_positional, GRAD), (call_keyword, GRAD),
+    "Call": [(call_positional, GRAD), (call_keyword, GRAD), (call_list_pop, GRAD),
+             (call_list_pop_of_an_argument, REFUSE), (call_functools_reduce, GRAD),
              (call_keyword_without_a_model, REFUSE), (call_keyword_picking_a_form, GRAD),
              (call_method_conj, GRAD), (call_method_conj_of_a_real_array_written_after, REFUSE), (call_starred, GRAD),
              (call_starred_of_unknown_length, REFUSE),
@@ -833,7 +861,7 @@ EXPRESSIONS = {
     "GeneratorExp": [(generator_expression, GRAD), (generator_kept_for_later, REFUSE)],
     "IfExp": [(if_expression, GRAD)],
     "JoinedStr": [(formatted_value_of_a_gradient, GRAD)],
-    "Lambda": [(lambda_form, GRAD), (lambda_escapes, REFUSE),
+    "Lambda": [(lambda_form, GRAD), (lambda_escapes, REFUSE), (call_functools_reduce, GRAD),
                (lambda_passed_to_a_helper, GRAD), (lambda_returned, REFUSE)],
     "List": [(list_literal, GRAD)],
     "ListComp": [(list_comprehension, GRAD), (list_comprehension_nested, GRAD),
@@ -869,7 +897,8 @@ STATEMENTS = {
     "ClassDef": [(class_definition, REFUSE)],
     "Continue": [(break_continue, GRAD)],
     "Delete": [(delete, REFUSE)],
-    "Expr": [(expression_statement, GRAD)],
+    "Expr": [(expression_statement, GRAD), (statement_list_insert, GRAD),
+             (statement_dict_update, GRAD)],
     "For": [(for_loop, GRAD), (for_else, GRAD), (for_over_a_list_it_extends, REFUSE),
             (for_over_a_list_it_rebinds, GRAD), (for_over_the_keys_of_a_dict, GRAD),
             (for_over_a_dict_it_rekeys, REFUSE)],

@@ -7,6 +7,7 @@ methods and array attributes become NumPy calls.  Invariant: what ``atom`` retur
 is a name or a constant (or a module constant such as ``np.pi``), and each
 statement emitted is in the grammar of normalize.py's docstring.
 """
+import functools
 import inspect
 
 import gast
@@ -14,6 +15,7 @@ import numpy as np
 
 from ..rules import containers
 from ..rules.shapes import SEQUENCE_FORMS
+from . import folds, mutators
 from . import syntax as S
 from .comprehensions import as_loops
 from .methods import as_function_call
@@ -222,6 +224,8 @@ class ExpressionLowering:
                 k.arg is None for k in node.keywords):
             raise self.source_map.error(node, "calls with *args or **kwargs are not supported",
                                         hint="Pass the arguments one by one.")
+        if mutators.lowers(node, self._resolves):  # xs.pop(), d.update(...): rebindings
+            return mutators.lower(self, node)
         if isinstance(func, gast.Attribute) and not self._resolves(func):
             # a method of a local value: x.sum(axis=0) -> np.sum(x, axis=0)
             obj = self.atom(func.value, hint)
@@ -248,6 +252,11 @@ class ExpressionLowering:
             return gast.Call(func=gast.Attribute(value=obj, attr=func.attr, ctx=gast.Load()),
                              args=args, keywords=keywords)
         resolved = self._resolved(func)
+        if resolved is functools.reduce:  # the loop it runs (folds.py)
+            stmts, result = folds.as_loop(node, self.names, self.resolve, self.source_map)
+            for st in stmts:
+                self.stmt(st)  # the statements half of the normaliser (normalize.py)
+            return S.name(result)
         zipped = self.zipped(node, resolved)
         if zipped is not None:
             return self.simple(gast.copy_location(zipped, node), hint)

@@ -6,8 +6,9 @@ Python source to compile.  Each function here computes exactly what the built-in
 method computes, written with the forms the compiler models, so that the method is
 compiled like any other: ``d.get(k, v)`` of a dict holding differentiated arrays
 gives ``d[k]`` its adjoint when the key is there, and ``v`` its adjoint when it is
-not.  A method that writes into its object (``pop``, ``update``, ``setdefault``)
-has no model here, and stays refused.
+not.  A method that writes into its object has no model here: ``pop``, ``insert``
+and ``update`` are rewritten as rebindings and item writes (mutators.py), the rest
+(``setdefault``, ``remove``...) stay refused.
 """
 
 

@@ -139,6 +139,8 @@ def _depth_of(s, op, depth, call_depths):
     if op.kind is Kind.PRIMITIVE and op.fn in (list, tuple, dict, sorted):  # a copy (of
         lo, hi = depth(op.inputs[0])                               # an array: its rows)
         return max(lo, 1), max(hi, 1)
+    if op.fn is operator.getitem and isinstance(getattr(s.value, "slice", None), gast.Slice):
+        return depth(op.inputs[0])  # xs[i:j]: a list as deep as xs
     if op.kind is Kind.PRIMITIVE and (op.fn in (operator.getitem, runtime.field) or (
             op.fn in (max, min) and len(op.inputs) == 1)):  # an item: max(pairs) is a pair
         lo, hi = depth(op.inputs[0])
@@ -212,31 +214,41 @@ def check_slice_writes(facts, depths, source_map):
 
 
 def check_appends(facts, source_map):
-    """Refuse an ``append`` that the adjoints cannot follow: to a list the function did
-    not make itself (an argument: the caller's list would change), or one that some
-    statement reads whole, copies or packs before a later append to it (an item read,
-    ``xs[i]``, follows: see the module doc)."""
-    appends = {}
+    """Refuse a change in place that the adjoints cannot follow: ``append``, and the
+    statements of ``pop``, ``insert`` and ``update`` (mutators.py, which rebinds the
+    name: exact only for a container nothing else holds), to a list (a dict) the
+    function did not make itself (an argument: the caller's would change), or to one
+    that some statement reads whole, copies or packs before a later change to it (an
+    item read, ``xs[i]``, follows: see the module doc)."""
+    changes = {}
     for s in facts.assigns:
         if facts.ops[id(s)].fn is runtime.append:
-            appends.setdefault(s.targets[0].id, []).append(s)
-    for name, stmts in appends.items():
+            changes.setdefault(s.targets[0].id, []).append((s, "append"))
+        elif hasattr(s, "srcdiff_changes"):
+            name, method = s.srcdiff_changes
+            changes.setdefault(name, []).append((s, method))
+    for name, group in changes.items():
+        stmts = [s for s, _ in group]
+        first, method = min(group, key=lambda c: facts.order[id(c[0])])
+        literal, empty = (gast.Dict, "{}") if method == "update" else (gast.List, "[]")
         made = [s for s in facts.assigns if name in target_names(s.targets[0])
-                and s not in stmts]
+                and s not in stmts and not (literal is gast.Dict and isinstance(
+                    s.targets[0], gast.Subscript))]  # d[k] = v: in_place.py
         reaching = [m for m in made if any(_may_follow(facts, a, m, ()) for a in stmts)]
-        first = min(stmts, key=lambda a: facts.order[id(a)])
-        if any(not isinstance(m.value, gast.List) for m in reaching) or not any(
+        if any(not isinstance(m.value, literal) for m in reaching) or not any(
                 _runs_before(facts, m, first) for m in reaching):
-            raise source_map.error(first, f"cannot differentiate {name}.append(...) on "
-                                   "a list the function did not make as a literal",
-                                   hint=f"Start it here with {name} = [] (or [...]).")
+            raise source_map.error(first, f"cannot differentiate {name}.{method}(...) on "
+                                   f"a {literal.__name__.lower()} the function did not make "
+                                   "as a literal", hint=f"Start it here with {name} = "
+                                   f"{empty} (or {empty[0]}...{empty[1]}).")
         for read in _reads(facts, name, stmts):
-            for a in stmts:
+            for a, method in group:
                 if _may_follow(facts, a, read, reaching):
                     raise source_map.error(
                         read, f"cannot differentiate a read of {name} before a later "
-                        f"{name}.append(...): the gradient would see the list as it ends",
-                        hint=f"Read {name} after its last append, or keep the value you "
+                        f"{name}.{method}(...), which changes it in place: the gradient "
+                        "would see it as it ends",
+                        hint=f"Read {name} after its last change, or keep the value you "
                              "need in a variable of its own.")
 
 

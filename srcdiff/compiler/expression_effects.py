@@ -8,7 +8,8 @@ would go unseen, and with it the gradient that flows through the container.
 
 ``check(node, source_map, resolve)`` refuses, before any pass rewrites the function,
 every call of a method that changes a local object in place (``append``, ``update``,
-``__setitem__``...) that is not itself a whole statement.  Invariant: after it, a
+``__setitem__``...) that is not itself a whole statement (or, for ``pop``, the whole
+value of an assignment).  Invariant: after it, a
 container changes only by statements the passes model or refuse on their own.
 """
 import gast
@@ -24,7 +25,8 @@ CHANGING = frozenset({
 def check(node, source_map, resolve):
     """Refuse a call of a ``CHANGING`` method of a local object (one ``resolve`` does
     not find: not ``np.add``) anywhere in ``node`` but as a statement."""
-    whole = {id(s.value) for s in S.walk(node) if isinstance(s, gast.Expr)}
+    whole = {id(s.value) for s in S.walk(node) if isinstance(s, gast.Expr) or (
+        isinstance(s, gast.Assign) and _pop(s.value))}  # v = xs.pop(): mutators.py
     for n in S.walk(node):
         if (isinstance(n, gast.Call) and isinstance(n.func, gast.Attribute)
                 and n.func.attr in CHANGING and id(n) not in whole
@@ -33,7 +35,12 @@ def check(node, source_map, resolve):
                 n, f".{n.func.attr}(...) inside an expression changes its object where the "
                    "compiler does not see it: a gradient through it would be lost",
                 hint="Call it as a statement of its own (a for loop instead of a "
-                     "comprehension).")
+                     "comprehension; v = xs.pop() for a pop).")
+
+
+def _pop(node):
+    return (isinstance(node, gast.Call) and isinstance(node.func, gast.Attribute)
+            and node.func.attr == "pop")
 
 
 def _local(node, resolve):

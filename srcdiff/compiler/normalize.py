@@ -41,6 +41,7 @@ flag test, no loop ``else``, no ``for`` over anything but ``range``.
 import gast
 import numpy as np
 
+from . import mutators
 from . import syntax as S
 from .anf import ExpressionLowering, keys_of
 from .exits import copy_location
@@ -109,6 +110,9 @@ class Normalizer(ExpressionLowering):
                               args=[S.name(xs), self.atom(call.args[0], xs)])
             value.srcdiff_append = True
             self.emit(S.assign(xs, value), s)
+            return
+        if isinstance(call, gast.Call) and mutators.lowers(call, self._resolves):
+            mutators.lower(self, call)  # its value (None, or the item popped) unused
             return
         target = _whole_write(call, self.resolve, self._resolves)
         if target is not None:  # a write into every element, as x[...] = v is modelled
@@ -185,7 +189,8 @@ class Normalizer(ExpressionLowering):
                 for (t, _), part in zip(pairs, parts):
                     self.assign_target(t, part, at)
             elif isinstance(value, gast.Call) and all(
-                    isinstance(t, gast.Name) for t in target.elts):
+                    isinstance(t, gast.Name) for t in target.elts) and not mutators.lowers(
+                        value, self._resolves):  # a, b = xs.pop(): unpacked below
                 # p, q = f(x): one call with several results, unpacked where it is made
                 targets = gast.Tuple(elts=[S.name(t.id, gast.Store()) for t in target.elts],
                                      ctx=gast.Store())
