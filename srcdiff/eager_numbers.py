@@ -32,7 +32,7 @@ import numpy as np
 from ._recording import STATE
 from .compiler.errors import CompileError
 from .rules.numbers import MATH_TWINS
-from .tensor import _ArrayLike, cast, followed
+from .tensor import _ArrayLike, _refuse_if_followed, cast, followed
 
 # math functions of a number whose derivative is zero wherever it exists
 _FLAT = (math.floor, math.ceil, math.trunc, math.isnan, math.isinf, math.isfinite)
@@ -145,12 +145,42 @@ def _globals_of(code):
 
 def exactly(fn, *args, **kwargs):
     """``fn(*args, **kwargs)`` on the eager tapes, recording what the compiler
-    differentiates."""
+    differentiates.  Where the tape cannot follow what the code does with a Tensor
+    (NumPy writing it into an ndarray, ``out[i] = t``, or turning it into one,
+    ``np.array([t, 1.0])``), the call raises CompileError: the code is valid for the
+    compiler, which differentiates it, so NumPy's TypeError or ValueError would only
+    say that this route cannot."""
     STATE.exact += 1
     try:
         return _with_twins(fn)(*args, **kwargs)
+    except (TypeError, ValueError) as error:
+        refusal = _refusal_behind(error)
+        if refusal is None:
+            raise
+        raise refusal from error
     finally:
         STATE.exact -= 1
+
+
+def _refusal_behind(error):
+    """The CompileError that ``error`` stands for, or None: one NumPy turned into a
+    ValueError (``out[i] = t`` calls ``float(t)``, which :func:`refuse_number` refuses),
+    or the tape's refusal of a Tensor NumPy converted into an ndarray."""
+    seen = error
+    while seen is not None:
+        if isinstance(seen, CompileError):
+            return seen
+        seen = seen.__cause__ or seen.__context__
+    tb = error.__traceback__
+    while tb.tb_next is not None:
+        tb = tb.tb_next
+    if tb.tb_frame.f_code is not _refuse_if_followed.__code__:
+        return None
+    return CompileError(
+        f"{error} srcdiff runs this function on the eager tape for a derivative of a "
+        "derivative (or for fallback='eager'), and the tape cannot follow that.",
+        hint="Build arrays of differentiated values with np.stack or np.concatenate, "
+             "not np.array([...]) or writes into an ndarray (out[i] = v).")
 
 
 def refuse_number(value, how):
@@ -161,5 +191,6 @@ def refuse_number(value, how):
         raise CompileError(
             f"{how} of a value being differentiated makes a Python number, which carries "
             "no derivative on the eager tape: srcdiff runs this function on the tape for a "
-            "derivative of a derivative (or for fallback='eager'). Use the NumPy function "
+            "derivative of a derivative (or for fallback='eager'); NumPy makes one too, to "
+            "write it into an ndarray (out[i] = v). Use the NumPy function "
             "(np.sin, np.asarray(x, dtype=float)), or math and float in the function itself.")

@@ -707,3 +707,30 @@ def test_arithmetic_of_an_array_and_a_list_is_refused():
         return np.sum(v + [v[0], v[1], v[2]])
     with pytest.raises(sd.CompileError, match="arithmetic on a list"):
         sd.grad(f)(V.copy())
+
+
+# --- c[k] = v rebinds a slot of a container: no array it held changes ---
+# Once refused as a write into memory an item (or a rebound name) shared; an update
+# c[k] += v, which does change the item, is still followed (aliasing.check_updates).
+
+def rebound_while_a_dict_holds_it(x):
+    v = np.exp(-x ** 2)
+    d = {"p": x * v, "q": v}
+    for _ in range(2):
+        v = np.tanh(v) + d["q"] * 0.2
+    d["q"] = d["q"] * 0.5 + x
+    return np.sum(v ** 2) + np.sum(d["q"] * d["p"])
+
+
+def item_read_before_its_slot_is_rebound(x):
+    d = {"p": x[:1] * 2.0, "q": x}
+    t = d["p"]
+    d["p"] = x * 3.0  # another shape: the slot's old item is what t holds
+    return np.sum(t * x[1]) + np.sum(d["p"] * t)
+
+
+@pytest.mark.parametrize("fn", [rebound_while_a_dict_holds_it,
+                                item_read_before_its_slot_is_rebound],
+                         ids=lambda f: f.__name__)
+def test_a_slot_rebound_changes_no_item(fn):
+    check_three_ways(fn, (np.array([0.31, -0.52, 0.83, 0.14]),))

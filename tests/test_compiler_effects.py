@@ -186,10 +186,39 @@ def shuffle_in_a_loop(w):
     return total
 
 
-@pytest.mark.parametrize("fn", [add_at_after_a_read, shuffle_in_a_loop])
+def shuffle_assigned_after_a_read(w):
+    a = np.arange(4.0)
+    y = w * a
+    _ = np.random.default_rng(0).shuffle(a)  # assigned, yet a write: its result is None
+    return np.sum(y * a)
+
+
+def fill_diagonal_assigned_after_a_read(w):
+    a = np.arange(9.0).reshape(3, 3)
+    y = w * a
+    done = np.fill_diagonal(a, 0.0)
+    return np.sum(y * a) + (done is None)
+
+
+def fill_diagonal_of_an_argument_after_a_read(w, a):
+    y = w * a
+    done = np.fill_diagonal(a, 0.0)
+    return np.sum(y * a) + (done is None)
+
+
+@pytest.mark.parametrize("fn", [add_at_after_a_read, shuffle_in_a_loop,
+                                shuffle_assigned_after_a_read,
+                                fill_diagonal_assigned_after_a_read])
 def test_a_change_to_a_value_an_adjoint_reads_is_refused(fn):
     with pytest.raises(sd.CompileError, match="read for a gradient before it"):
         sd.grad(fn)(W.copy())
+
+
+def test_a_call_with_no_model_may_write_though_its_result_is_assigned():
+    # no model says what np.fill_diagonal does: it is taken to write into what it is
+    # given, whether or not its result is assigned (a mutator's None)
+    with pytest.raises(sd.CompileError, match="read for a gradient before it"):
+        sd.grad(fill_diagonal_of_an_argument_after_a_read)(2.0, np.arange(9.0).reshape(3, 3))
 
 
 def shuffle_before_any_read(w):

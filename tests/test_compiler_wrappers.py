@@ -172,3 +172,34 @@ def test_sd_vjp_refuses_what_it_cannot_differentiate_exactly():
             sd.vjp(f, x)
     y, pullback = sd.vjp(f, X)  # not watched: compiled as before
     np.testing.assert_allclose(pullback(np.ones(3))[0], df(X), rtol=1e-12)
+
+
+# A derivative of a derivative runs the function on eager tapes, which cannot follow a
+# Tensor NumPy writes into an ndarray or makes one of; the compiler differentiates
+# those.  NumPy turned the refusal into a ValueError (out[i] = t calls float(t)), or
+# the tape raised a TypeError: valid code must be differentiated or refused, never that.
+
+def written_into_an_ndarray(x):
+    y = np.zeros(2)
+    y[0] = x
+    y[1] = x ** 2
+    return np.sum(y * x)
+
+
+def made_into_an_array(x):
+    r = np.array([x, 2 * x, x ** 2])
+    r[1] = r[1] * x
+    return np.sum(r ** 2)
+
+
+@pytest.mark.parametrize("fn", [written_into_an_ndarray, made_into_an_array],
+                         ids=lambda f: f.__name__)
+def test_a_second_derivative_is_exact_or_refused_as_a_compile_error(fn):
+    first = sd.grad(fn)
+    assert first(0.8) == pytest.approx(numerical_grad(fn, 0.8), rel=1e-6)
+    try:
+        second = sd.grad(first)(0.8)
+    except sd.CompileError as error:
+        assert "ndarray" in str(error)
+        return
+    assert second == pytest.approx(numerical_grad(first, 0.8, eps=1e-5), rel=1e-5)

@@ -24,7 +24,9 @@ on the tape by reference, and the plan snapshots only what a name holds at a wri
 :func:`check_rebound` refuses a write ``x[i] = v`` into memory such an old value held.
 A view of itself (``w = w[::-1]``, ``w.reshape(...)``) keeps sharing its array.
 """
+import inspect
 import operator
+from typing import NamedTuple
 
 import gast
 import numpy as np
@@ -36,10 +38,12 @@ from .containers import definite
 from .names import FREE_VALUES
 
 
-def check_views(facts, source_map):
+def check_views(facts, source_map, containers=frozenset()):
     """Raise a CompileError at the first read of a view that a write has changed.
 
-    Writes are ``x[i] = v`` and, on anything but numbers, ``x += v``."""
+    Writes are ``x[i] = v`` and, on anything but numbers, ``x += v``.  ``containers``
+    hold a list, tuple or dict wherever they are bound: ``c[k] = v`` rebinds a slot of
+    one, which changes no item read out of it before (``t = c[k]``)."""
     numbers = facts.numbers
     written = facts.written | (facts.updated - numbers)
     if not written:
@@ -47,18 +51,20 @@ def check_views(facts, source_map):
     for s in facts.assigns:
         if not isinstance(s.targets[0], gast.Name):
             continue
-        view, base = s.targets[0].id, _viewed(s.value, facts.ops[id(s)])
+        op = facts.ops[id(s)]
+        view, base = s.targets[0].id, _viewed(s.value, op)
         if base is None or base == view or not {view, base} & written or (
                 {view, base} & numbers):
             continue  # no view of anything written, or a number: no memory shared
         # x[i] may be a row (a view) or a number: only a write x[...] = v counts for it,
         # since += on a number rebinds (for e in xs: e += 1 changes nothing in xs)
-        _Pair(s, view, base, source_map, numbers, _element(s.value), facts.ops).walk(
-            facts.body, _DEAD)
-    check_rebound(facts, source_map)
+        item = base in containers and op.kind is not Kind.COPY
+        _Pair(s, view, base, source_map, numbers, _element(s.value), facts.ops,
+              item).walk(facts.body, _DEAD)
+    check_rebound(facts, source_map, containers)
 
 
-def check_rebound(facts, source_map):
+def check_rebound(facts, source_map, containers=frozenset()):
     """Refuse a write ``x[i] = v`` into memory that the old value of a rebound name held,
     where the tape may keep that value (the name was read before it was rebound, other
     than by a copy ``y = x``): the plan saves it by reference at the rebinding, and
@@ -78,7 +84,9 @@ def check_rebound(facts, source_map):
         if not (others or self_view) or not _read_by_tape(facts, name, s):
             continue  # the old value shares no memory, or no adjoint can keep it
         holders = frozenset(others | ({name} if self_view else set()))
-        _Kept(s, name, holders, facts.ops, source_map).walk(facts.body, frozenset())
+        # a slot of a container that holds the old array is rebound: the array stays
+        slots = frozenset() if name in containers else containers
+        _Kept(s, name, holders, facts.ops, source_map, slots).walk(facts.body, frozenset())
 
 
 def _read_by_tape(facts, name, s):
@@ -115,12 +123,23 @@ def check_effects(facts, varied, source_map, active=frozenset()):
         writes = may_write(s, kind)
         if not writes and kind is not Kind.UNKNOWN:
             continue
-        loaded = S.loaded_names(call)
+        loaded = _given(call, facts.ops[id(s)].fn)
         if loaded & varied:  # a call with no model may write into what it is given too
             _refuse(s, source_map)
         before = _read_before(facts, s, loaded - facts.numbers, read_by_active)
         if writes and before:
             _refuse(s, source_map, before)
+
+
+def _given(call, fn):
+    """The names a call may write into: those its arguments read, and those of its
+    callee expression unless that resolved to a function or class reached through a
+    module (``np.float32(2.0)`` is given no ``np``; ``y.sort()`` is given ``y``)."""
+    receiver = getattr(fn, "__self__", None)
+    if fn is not None and (receiver is None or inspect.ismodule(receiver)):
+        parts = call.args + [k.value for k in call.keywords]
+        return set().union(*(S.loaded_names(a) for a in parts))
+    return S.loaded_names(call)
 
 
 def check_call_writes(facts, writes, varied, active, source_map):
@@ -189,6 +208,8 @@ def may_write(s, kind):
     call = s.value
     if any(k.arg == "out" for k in call.keywords):
         return True
+    if kind is Kind.UNKNOWN:  # no model says what it does: assigning its result
+        return True           # (``r = np.fill_diagonal(x, 0)``) changes nothing
     return isinstance(s, gast.Expr) and not (kind in (Kind.PRIMITIVE, Kind.NONE) or (
         isinstance(call.func, gast.Name) and call.func.id == "print"))
 
@@ -357,9 +378,10 @@ class _Kept:
     rebinding ``made`` (a frozenset, empty before it).  A view or copy of a holder
     holds it too; any other binding lets go of it."""
 
-    def __init__(self, made, name, holders, ops, source_map):
+    def __init__(self, made, name, holders, ops, source_map, slots=frozenset()):
         self.made, self.name, self.holders = made, name, holders
         self.ops, self.source_map = ops, source_map
+        self.slots = slots  # containers whose slot writes change no array they hold
 
     def walk(self, stmts, state):
         return _walk(self, stmts, state, operator.or_)
@@ -375,7 +397,8 @@ class _Kept:
             return state
         target = s.targets[0]
         if isinstance(target, gast.Subscript):
-            if target.value.id in state:
+            if target.value.id in state and not (
+                    target.value.id in self.slots and not getattr(s, "in_place", False)):
                 line = self.source_map.file_line(self.made)
                 raise self.source_map.error(
                     s, f"this writes into memory that '{self.name}' held before line {line} "
@@ -398,10 +421,14 @@ class _Kept:
 
 
 class _Pair:
-    def __init__(self, made, view, base, source_map, numbers, element, ops):
+    """Flow state of one (view, base) pair; ``item``: the view is an item read out of
+    the container ``base``, which a write into one of its slots leaves as it is."""
+
+    def __init__(self, made, view, base, source_map, numbers, element, ops, item=False):
         self.made, self.view, self.base = made, view, base
         self.source_map, self.ops = source_map, ops
         self.numbers = set(numbers) | ({view} if element else set())
+        self.item = item
 
     def walk(self, stmts, state):
         return _walk(self, stmts, state, _join)
@@ -424,7 +451,8 @@ class _Pair:
                 isinstance(target, gast.Name)
                 and _viewed(s.value, self.ops[id(s)]) == target.id):
             return _DEAD  # either name now holds another value (w = w[::-1] shares it)
-        if alive and into == self.base:
+        if alive and into == self.base and not (
+                self.item and not getattr(s, "in_place", False)):
             return (True, s, view_write)
         if alive and into == self.view:
             return (True, base_write, s)
@@ -483,7 +511,9 @@ def check_updates(facts, depths, source_map, aliases):
     checks = {}
     if not updates:
         return checks
-    joined, same, holders = holding(facts, aliases)
+    slots = set(depths) | facts.packs
+    found = holding(facts, aliases, slots)
+    joined, same, holders = found.joined, found.same, found.holders
     containers_ = definite(depths) | facts.packs
     for s in updates:
         target = s.targets[0]
@@ -500,8 +530,19 @@ def check_updates(facts, depths, source_map, aliases):
             others = _upwards(t, same, holders) - {t}
         else:
             c = target.value.id
-            if c not in set(depths) | facts.packs:
+            if c not in slots:
                 continue  # an array: c[k] += v is c[k] = c[k] + v in NumPy too
+            # c gets the item back, unless another of its slots holds the object too
+            if _shared_items(facts, c, found, slots):
+                others = joined.get(c, {c}) - set(getattr(s, "update_temps", ()))
+                error = _stale_reads(
+                    facts, s, others, source_map,
+                    f"this updates an array in place that another item of '{c}' may be too",
+                    f"Put copies into '{c}' (y.copy()), or write the update as a new value "
+                    "(c[k] = c[k] + v).")
+                if error is not None:
+                    raise error
+                continue
             others = (joined.get(c, {c}) - same.get(c, {c})
                       - set(getattr(s, "update_temps", ())))
         error = _stale_reads(facts, s, others, source_map, "this updates an array in place",
@@ -538,9 +579,9 @@ def check_shared_writes(facts, depths, source_map, aliases):
     writes = [s for s in facts.assigns if isinstance(s.targets[0], gast.Subscript)]
     if not writes:
         return
-    joined, _, _ = holding(facts, aliases)
-    direct = _direct_views(facts)
     slots = set(depths) | facts.packs
+    joined = holding(facts, aliases, slots).joined
+    direct = _direct_views(facts)
     for s in writes:
         w = s.targets[0].value.id
         if w in slots:
@@ -590,7 +631,7 @@ def _upwards(name, same, holders):
 def returned_aliases(facts, outputs, aliases):
     """The positions of the parameters whose objects the results ``outputs`` may share
     (one returned as it is, a view of it, an item of it, a container holding it)."""
-    joined = holding(facts, aliases)[0]
+    joined = holding(facts, aliases).joined
     shared = set()
     for out in outputs:
         if isinstance(out, gast.Name):
@@ -607,11 +648,18 @@ def _held_names(node):
     return []
 
 
-def holding(facts, aliases):
-    """({name: the names that may share an object with it}, {name: the names that are
-    the same object by copies alone}, {name: the containers that may hold it}); the
-    first two include the name itself."""
-    joined, same, holders = {}, {}, {}
+class Holding(NamedTuple):
+    """What :func:`holding` finds; each group includes the name itself."""
+    joined: dict   # name -> the names that may share an object with it
+    same: dict     # name -> the names that are the same object by copies alone
+    holders: dict  # name -> the containers that may hold it
+    objects: dict  # name -> the names that may be (a view of) one object, not as items
+
+
+def holding(facts, aliases, slots=frozenset()):
+    """A :class:`Holding` of the body.  ``slots``: the names that hold containers, for
+    which a write ``c[k] = v`` puts the object v into c (into an array, it copies)."""
+    joined, same, holders, objects = {}, {}, {}, {}
 
     def join(groups, a, b):
         both = groups.get(a, {a}) | groups.get(b, {b})
@@ -626,13 +674,18 @@ def holding(facts, aliases):
             for n in target_names(target) if isinstance(target, (gast.Name, gast.Tuple)) else ():
                 for a in inputs:
                     join(joined, n, a)
+                    join(objects, n, a)
             continue
         if op.kind is Kind.SPLIT and isinstance(target, (gast.Name, gast.Tuple)) and (
                 isinstance(op.inputs[0], gast.Name)):
             for n in target_names(target):  # the pieces are views, unpacked or in a list
                 join(joined, n, op.inputs[0].id)
+                join(objects, n, op.inputs[0].id)
             continue
-        if isinstance(target, gast.Tuple):
+        if isinstance(target, gast.Subscript) and target.value.id in slots:
+            for n in _held_names(s.value):  # c[k] = v: c holds the object v
+                join(joined, target.value.id, n)
+                holders.setdefault(n, set()).add(target.value.id)
             continue
         if not isinstance(target, gast.Name):
             continue
@@ -640,6 +693,7 @@ def holding(facts, aliases):
         if op.kind is Kind.COPY and inputs:
             join(same, target.id, inputs[0])
             join(joined, target.id, inputs[0])
+            join(objects, target.id, inputs[0])
         elif op.kind is Kind.PACK or op.kind is Kind.PRIMITIVE and op.fn in _HOLDERS:
             for n in inputs:
                 join(joined, target.id, n)
@@ -648,4 +702,50 @@ def holding(facts, aliases):
             base = _viewed(s.value, op)
             if base is not None:
                 join(joined, target.id, base)
-    return joined, same, holders
+                join(objects, target.id, base)
+    return Holding(joined, same, holders, objects)
+
+
+def _shared_items(facts, c, found, slots):
+    """Whether two slots of the container ``c`` may hold one object (or views of one):
+    one name put in twice (``[y, y]``, ``d[k] = y`` in a loop that does not bind y,
+    ``xs.append(y)`` twice) or two that may share memory (``[y, y[1:]]``), counted over
+    every place an item enters c or a container c was made of; a container a user
+    function returned may hold anything (``return [t, t]``).  Then ``c[k] += v``, which
+    changes the object in place, changes what the other slot reads in Python."""
+    family = {m for m in found.holders.keys() & slots
+              if c in _upwards(m, found.same, found.holders)}
+    family |= found.same.get(c, {c}) | {c}
+    counts = {}
+    for s in facts.assigns:
+        target, op = s.targets[0], facts.ops[id(s)]
+        if op.kind is Kind.CALL and set(target_names(target)) & family:
+            return True
+        if isinstance(target, gast.Subscript) and target.value.id in slots:
+            into, given = target.value.id, _held_names(s.value)
+        elif isinstance(target, gast.Name) and (
+                op.kind is Kind.PACK or op.kind is Kind.PRIMITIVE and op.fn in _HOLDERS):
+            into, given = target.id, [n for a in op.inputs for n in _held_names(a)]
+        else:
+            continue
+        if into not in family:
+            continue
+        for n in set(given) - family - facts.numbers:
+            group = min(found.objects.get(n, {n}))
+            # a name not bound in every loop around s is the same object each pass
+            counts[group] = counts.get(group, 0) + given.count(n) + (
+                not _fresh_each_pass(facts, n, s))
+    return any(k > 1 for k in counts.values())
+
+
+def _fresh_each_pass(facts, name, s):
+    """Whether each pass of the loops around ``s`` gives ``name`` a new object: a
+    primitive computes it (no view, no item, no copy of a name) in those loops, on
+    every path that reaches ``s``."""
+    loops = facts.loops_of[id(s)]
+    return not loops or any(
+        loops <= facts.loops_of[id(b)] and facts.arms_of[id(b)] <= facts.arms_of[id(s)]
+        and isinstance(b.targets[0], gast.Name) and b.targets[0].id == name
+        and facts.ops[id(b)].kind is Kind.PRIMITIVE and facts.ops[id(b)].fn not in _HOLDERS
+        and _viewed(b.value, facts.ops[id(b)]) is None
+        for b in facts.assigns)

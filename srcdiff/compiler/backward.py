@@ -271,8 +271,11 @@ class Backward:
         if action in ("zeros+item", "item"):  # one element of a list's adjoint
             zeros = [S.assign(d, self.zeros(v))] if action == "zeros+item" else []
             return zeros + [expr.add_to(d)]
-        if action == "scatter":  # add into our own array: no full-size temporary per read
+        if action == "scatter" and self.contrib.names_an_axis(expr.index):
+            # add into our own array: no full-size temporary per read
             return [expr.in_place(d, self.contrib.is_basic(expr.index), self.refs, self.rows)]
+        if action == "scatter":  # x[()], x[...], x[None] may be of a 0-d x, whose
+            action = "add"       # adjoint arithmetic made a NumPy scalar: no array
         if isinstance(expr, _Scatter):
             expr = expr.dense
         if action == "assign":

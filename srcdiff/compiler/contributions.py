@@ -248,6 +248,16 @@ class Contributions:
             (a.id, gast.Subscript(value=S.name(results), slice=S.const(k), ctx=gast.Load()))
             for k, a in connected]
 
+    def names_an_axis(self, index):
+        """Whether ``x[index]`` needs an axis of x (an int, a slice or an index array):
+        then x, and an adjoint made of arrays of its shape, is no 0-d array, whose
+        arithmetic gives NumPy scalars, which cannot be written into."""
+        parts = index.elts if isinstance(index, gast.Tuple) else [index]
+        return any(not (isinstance(p, gast.Constant) and (p.value is None or p.value is ...))
+                   and not (isinstance(p, gast.Name) and p.id not in self.ints
+                            and p.id not in self.ranks)  # an array, not () or ...
+                   for p in parts)
+
     def is_basic(self, index):
         """Whether ``x[index]`` names each element at most once (ints and slices)."""
         if isinstance(index, gast.Tuple):

@@ -330,23 +330,24 @@ def reverse(parsed, body, wrt, names, refs, compile_call, scalar_params, param_d
     active = activity(facts, wrt) | set(wrt)
     varied = varied_names(facts, wrt)
     check_modelled(facts, active, varied, source_map)
-    check_views(facts, source_map)
+    param_depths = param_depths or {}
+    depths, _ = container_depths(facts, param_depths, source_map)
+    check_views(facts, source_map, definite(depths))
     check_effects(facts, varied, source_map, active)
     check_appends(facts, source_map)
     namer = Namer(names)
     feeds = adjoint_inputs(facts, active, wrt)
-    param_depths = param_depths or {}
-    depths, _ = container_depths(facts, param_depths, source_map)
     calls, tuples = resolve_calls(facts, active, feeds, compile_call, names, depths,
                                   {**parsed.passed, **parsed.closures})
     writes, aliases, units = callee_writes(facts, calls, compile_call, depths)
     check_call_writes(facts, writes, varied, active, source_map)
     free_reads, free_writes, kept = check_free_writes(
         facts, active, calls, units, writes, aliases, free or {}, source_map)
-    updates = check_updates(facts, depths, source_map, aliases)
-    check_shared_writes(facts, depths, source_map, aliases)
     depths, mixed = container_depths(facts, param_depths, source_map, {
         k: unit.depth for k, (unit, _) in calls.items() if getattr(unit, "depth", 0)})
+    # with the containers user functions return known: c[k] += v on one is no array's
+    updates = check_updates(facts, depths, source_map, aliases)
+    check_shared_writes(facts, depths, source_map, aliases)
     check_one_kind(facts, mixed & active, source_map)
     check_fields(facts, tuples, source_map)
     check_array_methods(facts, depths, active, source_map)
@@ -362,7 +363,7 @@ def reverse(parsed, body, wrt, names, refs, compile_call, scalar_params, param_d
     draft = backward.emit(Plan(), outputs)  # its marks say what the adjoints read
     marks = backward.marks()
     for _ in range(3):
-        plan = make_plan(facts, marks, replay.tapes(), namer, aliases)
+        plan = make_plan(facts, marks, replay.tapes(), namer, aliases, sequences)
         if not plan.saves and not plan.recompute_before:
             code, result = draft  # nothing to restore or re-run: the draft is final
             break

@@ -15,6 +15,7 @@ import copy
 
 import gast
 
+from ..rules.containers import append
 from ..rules.helpers import measured_args
 from . import syntax as S
 from .managers import manager_of
@@ -23,7 +24,7 @@ from .contributions import _index_value
 from .dispatch import MethodCall
 from .plan import restored_elements
 from .release import delete, insert_after, release_points
-from .runtime import UNBOUND, Unshared, old_item, shape_of, snapshot, unbound
+from .runtime import UNBOUND, Unshared, as_it_is, old_item, shape_of, snapshot, unbound
 
 
 class Forward:
@@ -151,6 +152,10 @@ class Forward:
                         ctx=gast.Load()), attr="copy", ctx=gast.Load()), args=[], keywords=[])
                 else:
                     value = self.kept(name)
+                    if isinstance(value, gast.Name) and _changes_in_place(s, self.facts):
+                        # the name keeps the object the change mutates: keep its items
+                        value = gast.Call(func=self.refs.bind(as_it_is, "as_it_is"),
+                                          args=[value], keywords=[])
                 pre.append(_save(save[0], save[1], value))
             for name in plan.snapshots.get(id(s), ()):  # a view the write changes too
                 kind, var = plan.saves[id(s), name]
@@ -204,6 +209,12 @@ class Forward:
         if isinstance(stmt.value, gast.Call) and op.kind is not Kind.CALL and op.forward:
             stmt.value.func = self.refs.function_expr(op.forward)
         return stmt
+
+
+def _changes_in_place(s, facts):
+    """Whether assignment ``s`` rebinds its target to the very container it changes:
+    ``xs = append(xs, v)``, and the statements of pop, insert, update (mutators.py)."""
+    return facts.ops[id(s)].fn is append or hasattr(s, "srcdiff_changes")
 
 
 def _save(kind, var, value):

@@ -96,7 +96,7 @@ def check_free_writes(facts, active, calls, units, writes, aliases, free, source
     id(statement) -> (unit, tape) of the active calls; ``units``: id(statement) -> the
     unit of every call of a user function (None: not compiled); ``writes``/``aliases``
     as callee_writes gives them; ``free``: :func:`keys_of` the function's free names."""
-    joined = holding(facts, aliases)[0]
+    joined = holding(facts, aliases).joined
 
     def outside(names):
         """The free names among ``names`` and those sharing memory with them."""

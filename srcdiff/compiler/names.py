@@ -25,13 +25,14 @@ from . import syntax as S
 # only to be saved and the check of a read of it (``UNBOUND``, ``unbound``), the free
 # names' values read when the function runs (``free_values``), the copy of a view a
 # write is about to change (``snapshot``) and a container's item it replaces
-# (``old_item``, ``put_back``), arithmetic written into an owned adjoint (``into``), the
-# lean unit's check of an array to write into (``spare``), an input's adjoint among
-# those a registered rule returned (``rule_adjoint``).
+# (``old_item``, ``put_back``), a list as it was before a change in place (``as_it_is``),
+# arithmetic written into an owned adjoint (``into``), the lean unit's check of an array
+# to write into (``spare``), an input's adjoint among those a registered rule returned
+# (``rule_adjoint``).
 FREE_VALUES = "free_values"
 EMITTED = frozenset({"np", "tape", "_", "range", "reversed", "len", "min", "float", "slice",
                      "cast", "shape_of", "UNBOUND", "unbound", FREE_VALUES, "snapshot",
-                     "old_item", "put_back", "into", "spare", "rule_adjoint",
+                     "old_item", "put_back", "as_it_is", "into", "spare", "rule_adjoint",
                      "conj_method"})
 # Compiled callees are bound as NAME_forward and NAME_backward.
 CALLEE_SUFFIXES = ("_forward", "_backward")

@@ -111,15 +111,17 @@ class Namer:
 MAX_ROUNDS = 64  # each round adds a read or stops: far more than a function needs
 
 
-def make_plan(facts, marks, tapes, namer, aliases=None):
+def make_plan(facts, marks, tapes, namer, aliases=None, containers=frozenset()):
     """The plan for a backward pass that left ``marks``; ``tapes`` maps id(call
-    statement) -> its tape variable; ``aliases`` as ``aliasing.sharing`` takes them."""
+    statement) -> its tape variable; ``aliases`` as ``aliasing.sharing`` takes them;
+    ``containers``: names that hold a list, tuple or dict wherever they are bound (a
+    write into one of their slots changes no array they hold)."""
     reads_at = {name: set(at) for name, at in marks.reads_at.items()}
     for _ in range(MAX_ROUNDS):
         before, recomputed, inputs, planned_reads = _recomputes(facts, reads_at, tapes)
         reads = (set(reads_at) & facts.primal | inputs & facts.primal) - recomputed
         saves, stacks, init_none, snapshots = _saves(facts, reads, planned_reads, marks.versions,
-                                                     tapes, namer, aliases)
+                                                     tapes, namer, aliases, containers)
         added = _replay_reads(facts, marks.coded, saves)
         if all(at <= reads_at.get(name, set()) for name, at in added.items()):
             return Plan(saves, stacks, init_none, before, frozenset(recomputed), planned_reads,
@@ -183,7 +185,7 @@ def exclusive(facts, a, b):
     return any(branches.get(branch, arm) != arm for branch, arm in facts.arms_of[b])
 
 
-def _saves(facts, reads, reads_at, versions, tapes, namer, aliases):
+def _saves(facts, reads, reads_at, versions, tapes, namer, aliases, containers):
     """(saves, stacks, names to define as None first, snapshots) for the values in
     ``reads``."""
     saves, stacks, init_none, snapshots = {}, [], [], {}
@@ -214,8 +216,11 @@ def _saves(facts, reads, reads_at, versions, tapes, namer, aliases):
                 x = target.value.id
                 if x in reads:
                     save_for(s, x, in_loop)
-                for n in sorted(shared_with(groups, x) - {x} & reads):
-                    save_for(s, n, in_loop)  # the write changes it too
+                # the write changes what shares x's memory too; a slot of a container
+                # is rebound, and no array it holds changes
+                sharers = set() if x in containers else shared_with(groups, x) - {x}
+                for n in sorted(sharers & reads):
+                    save_for(s, n, in_loop)
                     if (id(s), n) in saves:
                         snapshots.setdefault(id(s), []).append(n)
             else:

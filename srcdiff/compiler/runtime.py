@@ -56,6 +56,13 @@ class _Unbound:
 UNBOUND = _Unbound()
 
 
+def as_it_is(container):
+    """A list or dict about to change in place (``xs.append(v)``), as it is now: a
+    shallow copy.  The change adds or drops items and writes into none, so the items
+    are shared; a number, or a container's shape, is its own record."""
+    return copy.copy(container) if isinstance(container, (list, dict)) else container
+
+
 def snapshot(value):
     """A copy of a value that a write is about to change under another name (see
     plan.py): of an array, or of a container or object holding the array written
