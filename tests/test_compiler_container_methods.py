@@ -225,6 +225,12 @@ def pop_in_a_loop_over_the_list(x):
     return s
 
 
+def pop_from_a_dict(x):
+    d = {"a": x[0], "b": x[1]}
+    v = d.pop("a")
+    return v * d["b"]
+
+
 def reduce_lambda_with_a_default(x):
     return functools.reduce(lambda a, b=1.0: a * b, [x[0], x[1]])
 
@@ -238,6 +244,7 @@ def reduce_lambda_with_a_default(x):
     (pop_inside_an_expression, "inside an expression"),
     (pop_in_a_loop_over_the_list, "pop"),
     (reduce_lambda_with_a_default, "only lambda a, b"),
+    (pop_from_a_dict, "pop(...) on a dict"),
 ], ids=lambda v: getattr(v, "__name__", ""))
 def test_refused_with_what_to_write_instead(fn, says):
     with pytest.raises(sd.CompileError) as info:

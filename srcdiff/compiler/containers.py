@@ -235,6 +235,13 @@ def check_appends(facts, source_map):
                 and s not in stmts and not (literal is gast.Dict and isinstance(
                     s.targets[0], gast.Subscript))]  # d[k] = v: in_place.py
         reaching = [m for m in made if any(_may_follow(facts, a, m, ()) for a in stmts)]
+        other = gast.List if literal is gast.Dict else gast.Dict
+        if any(isinstance(m.value, other) for m in reaching):  # d.pop(k), a dict's
+            raise source_map.error(first, f"cannot differentiate {name}.{method}(...) on a "
+                                   f"{other.__name__.lower()}: a list's pop and insert and "
+                                   "a dict's update are modelled",
+                                   hint=f"Read {name}[k] and build the {name} you need "
+                                   f"anew (a {other.__name__.lower()} display).")
         if any(not isinstance(m.value, literal) for m in reaching) or not any(
                 _runs_before(facts, m, first) for m in reaching):
             raise source_map.error(first, f"cannot differentiate {name}.{method}(...) on "
