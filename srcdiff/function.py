@@ -544,7 +544,10 @@ class Units:
     the float is a changed name there from the start, turned back to an np.float64
     wherever a Python float could differ, the general unit running on np.float64s
     if the specialised one raises (division by zero, overflow): NumPy's results, the
-    array's.  A float32 (or anything else) is never converted, nor is anything for a
+    array's.  A 0-d array of another floating dtype (float32) is passed as the NumPy
+    number it holds to a unit of kind True (a number) for it, where that unit's body is
+    such a body (``numbers_alike``): its code for numbers undoes no broadcasting, and
+    NumPy computes the same on the number as on the array.  Nothing is converted for a
     batched backward pass (its adjoints are arrays of rows)."""
 
     def __init__(self, fn, positions=None, numbers=False, batched=False):
@@ -600,26 +603,29 @@ class Units:
         unit, numbers = found
         args = list(args)
         if numbers:
-            for i in numbers:
-                args[i] = float(args[i])
+            for i, number in numbers:
+                args[i] = number(args[i])
         return unit, args
 
     def _build(self, args, active, lifted, batched, functions):
         if active is None:
             active = tuple(i in self.positions for i in range(len(args)))
-        numbers = self.numbers and not batched and frozenset(
-            i for i, a in enumerate(args)
-            if type(a) is np.ndarray and a.ndim == 0 and a.dtype == np.float64)
         kinds = [kind(v) for v in args]
         ranks = ranks_of(args)
         lean = None if batched else lean_dtypes(args, LEAN_BYTES)  # as ``get`` tells
-        if numbers:
-            unit = self._lookup(["float64" if i in numbers else k for i, k in enumerate(kinds)],
+        numbers = self.numbers and not batched and {
+            i: float if a.dtype == np.float64 else _NUMBER for i, a in enumerate(args)
+            if type(a) is np.ndarray and a.ndim == 0 and a.dtype.kind == "f"}
+        if numbers:  # a float64 as a float (kind "float64"), another as a NumPy number
+            unit = self._lookup([("float64" if numbers[i] is float else True)
+                                 if i in numbers else k for i, k in enumerate(kinds)],
                                 active, lifted, [None if i in numbers else r
                                                  for i, r in enumerate(ranks)],
                                 functions, batched, lean)
-            if getattr(unit, "specialised", False):
-                return unit, numbers
+            converted = set(numbers.values())
+            if (unit.specialised or float not in converted) and (
+                    unit.numbers_alike or _NUMBER not in converted):
+                return unit, tuple(numbers.items())
         return self._lookup(kinds, active, lifted, ranks, functions, batched, lean), None
 
     def _lookup(self, kinds, active, lifted, ranks, functions, batched, lean=None):
@@ -662,6 +668,7 @@ def _as_number(g, y):
     return g
 
 
+_NUMBER = operator.itemgetter(())  # a 0-d array's NumPy number
 _FLOAT64S = (np.float64, float)
 _FLOAT64 = np.dtype(np.float64)
 _ONE = np.float64(1.0)

@@ -53,9 +53,9 @@ def test_a_hit_does_not_recompile(module):
 
 def test_each_choice_of_active_inputs_is_compiled_once(module):
     f = module.compiled
-    # a float32 scale: a 0-d float64 would first try the unit for numbers (see
+    # a scale of shape (1,): a 0-d one would first try the unit for numbers (see
     # test_bridge_numbers.py), one more compile
-    x, s = sd.constant(X), sd.constant(2.0, dtype=sd.float32)
+    x, s = sd.constant(X), sd.constant([2.0], dtype=sd.float32)
     for _ in range(2):
         with sd.GradientTape() as tape:
             tape.watch(x)

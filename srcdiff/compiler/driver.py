@@ -127,9 +127,13 @@ def compile_unit(fn, active, scalars, cache, lifted=(), ranks=(), functions=(), 
                 raise parsed.source_map.error(at, exc.message, exc.hint) from None
             raise
 
+    # asked before the passes below rewrite the body (for a parameter passed a NumPy
+    # number, which may stand for a 0-d array: function.Units)
+    describe = Describer(parsed.resolve, parsed.source_map)
+    alike = True in scalars and numbers.numbers_alike(parsed, node.body, params, describe)
     specialised = float_params and numbers.specialise(
         parsed, node.body, params, float_params, names, _binder(parsed, refs, names),
-        Describer(parsed.resolve, parsed.source_map),
+        describe,
         {p for p, s in zip(params, scalars) if s == "float64"})
     pair = reverse(parsed, node.body, wrt, names, refs, compile_call, scalar_params,
                    param_depths, param_ranks, batched, keys_of(fn, live, parsed.namespace))
@@ -188,6 +192,7 @@ def compile_unit(fn, active, scalars, cache, lifted=(), ranks=(), functions=(), 
     unit = Unit(name, scope[forward.name], scope[backward.name], source, params, wrt, fn,
                 dependencies, mutated, pair.aliased)
     unit.blocks = blocks  # codegen.Block: the side-by-side view's map (srcdiff/view.py)
+    unit.numbers_alike = alike
     unit.callees = tuple(callee for callee, _ in pair.calls.values())
     unit.free_reads, unit.free_writes = pair.free_reads, pair.free_writes
     free_values.kept = pair.kept  # copied where the backward pass runs later

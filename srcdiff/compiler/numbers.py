@@ -120,6 +120,18 @@ def _specialisable(facts, parsed):
                for s in facts.assigns)
 
 
+def numbers_alike(parsed, body, params, describe):
+    """Whether ``body`` computes the same on NumPy numbers as on 0-d arrays of their
+    dtype: a body :func:`_specialisable` has only ufuncs, ``math`` and arithmetic, no
+    writes or methods, where a 0-d array acts as the NumPy number every ufunc on it
+    returns, but for ``**``: a NumPy number's is the C library's ``pow``, an array's
+    the ufunc's, and they differ in the last bit (x ** 3 in about one case in twenty).
+    Such a unit, compiled for numbers, serves 0-d arrays too (function.Units)."""
+    powers = any(isinstance(node, gast.BinOp) and isinstance(node.op, gast.Pow)
+                 for s in body for node in S.walk(s))
+    return not powers and _specialisable(gather(body, params, (), describe), parsed)
+
+
 def doubles(facts, float_params, table, parsed):
     """The names that always hold a Python float or an np.float64."""
 

@@ -39,9 +39,9 @@ ANY = "any outside value"
 class Unit:
     __slots__ = ("name", "forward", "backward", "source", "blocks", "params", "wrt", "_fn",
                  "dependencies", "mutated", "aliased", "callees", "unconnected", "several",
-                 "depth", "filename", "specialised", "backward_rows", "not_batched",
-                 "backward_spent", "lean", "seed", "free_reads", "free_writes",
-                 "__weakref__")
+                 "depth", "filename", "specialised", "numbers_alike", "backward_rows",
+                 "not_batched", "backward_spent", "lean", "seed", "free_reads",
+                 "free_writes", "__weakref__")
 
     def __init__(self, name, forward, backward, source, params, wrt, fn, dependencies,
                  mutated=(), aliased=()):
@@ -63,6 +63,8 @@ class Unit:
         # the name of the generated code in tracebacks and ``linecache``
         self.filename = forward.__code__.co_filename
         self.specialised = False      # made for Python floats (numbers.py): guarded
+        # whether it computes the same given NumPy numbers for 0-d arrays (numbers.py)
+        self.numbers_alike = False
         self.backward_rows = None     # the batched backward pass (compiled ``batched``)
         self.not_batched = None       # why it has none, if it was asked for
         self.lean = None              # memory-lean: the large arrays' dtypes (in_place.py)
