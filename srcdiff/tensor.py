@@ -368,13 +368,13 @@ class _ArrayLike:
         if kwargs.get("out") is not None:
             raise TypeError("srcdiff Tensors are immutable: NumPy's out= cannot write into one")
         if method == "__call__":
+            if ufunc.nout > 1 and registry.expansion_of(ufunc) is not None:  # np.divmod
+                return registry.expand(ufunc, *inputs, **kwargs)
             if any(map(isinstance, inputs, _SEQUENCE_TYPES)):  # np.matmul([[1., 2.]], w)
                 inputs = _sequences_as_inputs(ufunc, inputs)
             return apply(ufunc, *inputs, **kwargs)
-        reduction = _UFUNC_REDUCTIONS.get((ufunc, method))
-        if reduction is not None:
-            kwargs.setdefault("axis", 0)
-            return apply(reduction, *inputs, **kwargs)
+        if registry.expansion_of(getattr(ufunc, method)) is not None:  # np.add.reduce
+            return registry.expand(getattr(ufunc, method), *inputs, **kwargs)
         return _apply_untracked(getattr(ufunc, method), f"numpy.{ufunc.__name__}.{method}",
                                 inputs, kwargs)
 
@@ -953,14 +953,6 @@ def _apply_untracked(fn, name, args, kwargs):
     out = fn(*[_raw(a) for a in args], **{k: _raw(v) for k, v in kwargs.items()})
     return _wrap(out)
 
-
-_UFUNC_REDUCTIONS = {
-    (np.add, "reduce"): np.sum,
-    (np.multiply, "reduce"): np.prod,
-    (np.maximum, "reduce"): np.max,
-    (np.minimum, "reduce"): np.min,
-    (np.add, "accumulate"): np.cumsum,
-}
 
 registry.TENSOR_TYPES = (_ArrayLike,)
 registry.APPLY = apply

@@ -4,6 +4,8 @@ followed the write) or when an adjoint would read the value they change, and run
 written when neither holds.  ``np.copyto(x, v)`` and ``x.fill(v)`` are writes into
 every element, modelled as ``x[...] = v``; the tape reads an ndarray an operation
 used as it was then, whatever is written into it later."""
+import sys
+
 import numpy as np
 import pytest
 
@@ -401,3 +403,83 @@ def test_a_callee_keeps_what_it_was_given_when_the_caller_writes_through_another
     # the value given to a callee shares memory with an array written later: its tape
     # must keep a snapshot (it read the changed values: a wrong gradient)
     check_grad(fn, (W * 0.3, W.copy()), wrt=(0, 1), eager=False)
+
+
+# --- names of immutable values are no memory a call writes into ----------------------
+# dtype=np.float32 reads the name np, as np.sin(x) does: that made np "written into
+# after a gradient read it"; a module attribute that holds an array still counts.
+
+def out_with_a_dtype_after_a_read(w):
+    y = np.sin(w)
+    buf = np.empty(3)
+    np.multiply(2.0, 3.0, out=buf, dtype=np.float64)
+    return np.sum(y * buf)
+
+
+def ufunc_out_after_a_read(w):
+    y = np.sin(w)
+    buf = np.ones(3)
+    np.add(buf, 1.0, out=buf, casting="unsafe")
+    return np.sum(y * buf)
+
+
+def ufunc_at_into_a_buffer_after_a_read(w):
+    y = np.sin(w)
+    buf = np.ones(3)
+    np.add.at(buf, [0, 1, 1], 1.0)  # writes into buf, not into np.add (nor np)
+    return np.sum(y * buf)
+
+
+def unmodelled_call_with_a_dtype_after_a_read(w):
+    y = np.sin(w)
+    z = np.array([1.0, 2.0, 3.0], dtype=np.float64)
+    return np.sum(y * z)
+
+
+def dtype_given_as_a_builtin_class(w):
+    y = np.cos(w)
+    z = np.array([1.0, 2.0, 3.0], dtype=float)
+    np.multiply(z, 2.0, out=z, dtype=float)
+    return np.sum(y * z)
+
+
+@pytest.mark.parametrize("fn", [out_with_a_dtype_after_a_read, ufunc_out_after_a_read,
+                                ufunc_at_into_a_buffer_after_a_read,
+                                unmodelled_call_with_a_dtype_after_a_read,
+                                dtype_given_as_a_builtin_class], ids=lambda f: f.__name__)
+def test_a_module_constant_given_to_a_call_is_no_write(fn):
+    check_grad(fn, (W * 0.3,), eager=False)
+
+
+class Holder:
+    def __init__(self):
+        self.W = np.array([1.0, 2.0, 3.0])
+
+    def __call__(self, v):
+        return v
+
+
+HELD = Holder()
+
+
+def out_into_an_array_of_a_global_object(w):
+    y = HELD.W * w
+    np.multiply(2.0, 3.0, out=HELD.W, dtype=np.float64)
+    return np.sum(y * y)
+
+
+THIS = sys.modules[__name__]  # a module: its arrays are memory all the same
+BUFFER = np.array([1.0, 2.0, 3.0])
+
+
+def out_into_an_array_of_a_module(w):
+    y = THIS.BUFFER * w
+    np.multiply(2.0, 3.0, out=THIS.BUFFER, dtype=np.float64)
+    return np.sum(y * y)
+
+
+@pytest.mark.parametrize("fn", [out_into_an_array_of_a_global_object,
+                                out_into_an_array_of_a_module], ids=lambda f: f.__name__)
+def test_an_array_reached_through_a_global_name_still_counts(fn):
+    with pytest.raises(sd.CompileError, match="read for a gradient before it"):
+        sd.grad(fn)(W.copy())

@@ -93,6 +93,12 @@ def call_method_conj_of_a_real_array_written_after(x):
     return np.sum(v * x)
 
 
+def call_keyword_of_a_module_constant(x):  # dtype= reads np: no write into it
+    y = np.sin(x)
+    z = np.array([1.0, 2.0, 3.0], dtype=np.float64)
+    return np.sum(y * z)
+
+
 def call_keyword_picking_a_form(x):
     return np.sum(x * x, where=x > 0)
 
@@ -462,6 +468,11 @@ def max_by_a_key(x):
     return max(x[0], x[1], key=abs)
 
 
+def max_with_a_default(x):  # the default, of an empty list
+    xs = [v for v in [x[0], x[1]] if v > 5.0]
+    return max(xs, default=x[2] * 2.0) + min([x[0], x[1]], key=abs, default=0.0)
+
+
 def formatted_value(x):
     label = f"{np.sum(x):.3f}"
     return np.sum(x) * len(label)
@@ -598,6 +609,13 @@ def subscript_slice_written_in_a_list(x):
     return np.sum(xs[0] + xs[1] + xs[2])
 
 
+def subscript_slice_of_a_list_then_a_slot_written(x):  # a new list, not a view
+    xs = [x, x * 2.0]
+    ys = xs[:]
+    ys[0] = np.sin(x)
+    return np.sum(xs[0] * ys[0] + ys[1])
+
+
 def tuple_literal(x):
     t = (x, x * 3.0)
     return np.sum(t[0] * t[1])
@@ -662,6 +680,24 @@ def aug_assign(x):
     y += x
     y *= 2.0
     return np.sum(y)
+
+
+def aug_assign_after_an_alias_rebound(x):  # z holds a new array again at the update
+    y = x * 2.0
+    z = y
+    z = z + 1.0
+    z += x
+    return np.sum(z * y)
+
+
+def make_two(x):
+    return [x * 1.0, x * 2.0]
+
+
+def aug_assign_of_an_item_a_helper_returned(x):  # its items are checked when it runs
+    a = make_two(x)
+    a[0] += x
+    return np.sum(a[0] * a[1])
 
 
 def break_continue(x):
@@ -835,6 +871,7 @@ EXPRESSIONS = {
     "Call": [(call_positional, GRAD), (call_keyword, GRAD), (call_list_pop, GRAD),
              (call_list_pop_of_an_argument, REFUSE), (call_functools_reduce, GRAD),
              (call_keyword_without_a_model, REFUSE), (call_keyword_picking_a_form, GRAD),
+             (call_keyword_of_a_module_constant, GRAD),
              (call_method_conj, GRAD), (call_method_conj_of_a_real_array_written_after, REFUSE), (call_starred, GRAD),
              (call_starred_of_unknown_length, REFUSE),
              (call_in_a_list_literal, GRAD), (call_method_known, GRAD),
@@ -852,7 +889,7 @@ EXPRESSIONS = {
              (dict_views_consumed, GRAD), (dict_view_kept, REFUSE),
              (dict_views_of_a_list, REFUSE),
              (sorted_and_max_of_pairs, GRAD), (max_and_min_of_several, GRAD),
-             (max_by_a_key, REFUSE)],
+             (max_by_a_key, GRAD), (max_with_a_default, GRAD)],
     "Compare": [(compare, GRAD)],
     "Constant": [(constant, GRAD)],
     "Dict": [(dict_literal, GRAD), (dict_unpacking, REFUSE)],
@@ -877,7 +914,8 @@ EXPRESSIONS = {
     "Subscript": [(subscript, GRAD), (subscript_slice_written_in_an_array, COMPILED),
                   (subscript_of_a_list_before_a_later_append, GRAD),
                   (subscript_slice_of_a_list_before_a_later_append, REFUSE),
-                  (subscript_slice_written_in_a_list, REFUSE)],
+                  (subscript_slice_written_in_a_list, REFUSE),
+                  (subscript_slice_of_a_list_then_a_slot_written, GRAD)],
     "Tuple": [(tuple_literal, GRAD), (tuple_literal_passed, GRAD),
               (tuple_literal_read_whole, COMPILED),
               (tuple_literal_as_a_shape, GRAD), (tuple_literal_in_an_index_place, GRAD),
@@ -892,7 +930,8 @@ STATEMENTS = {
     "AnnAssign": [(ann_assign, GRAD)],
     "Assert": [(assert_statement, GRAD)],
     "Assign": [(name, GRAD), (starred_unpacking, GRAD)],
-    "AugAssign": [(aug_assign, GRAD)],
+    "AugAssign": [(aug_assign, GRAD), (aug_assign_after_an_alias_rebound, GRAD),
+                  (aug_assign_of_an_item_a_helper_returned, GRAD)],
     "Break": [(break_continue, GRAD)],
     "ClassDef": [(class_definition, REFUSE)],
     "Continue": [(break_continue, GRAD)],

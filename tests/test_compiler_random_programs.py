@@ -29,7 +29,7 @@ from hypothesis import HealthCheck, Phase, assume, given, settings
 from hypothesis import strategies as st
 
 import srcdiff as sd
-from compiler_programs import check_grad, import_source
+from compiler_programs import check_grad, finite_difference, import_source
 from srcdiff.api import _prepare
 from srcdiff.function import Units
 from util import numerical_jacobian
@@ -360,3 +360,220 @@ def test_random_program_jacobian(tmp_path_factory, program, seed):
             return module.prog(*values)
         np.testing.assert_allclose(jac, numerical_jacobian(partial, args[i]),
                                    rtol=1e-5, atol=1e-6, err_msg=f"argument {i}")
+
+
+# ------------------------------------------ containers, closures, globals and math
+# Forms the programs above lack, each a class of past wrong gradients: lists, dicts and
+# tuples built, appended to, indexed (by constants and loop counters), unpacked, slots
+# replaced and passed to helpers; closure cells and globals rebound (or changed in
+# place) between calls, which the cached unit must see; math on numbers; np functions
+# that reshape, stack, transpose or scan their input.
+
+HELPERS = '''
+import math
+
+G = np.array([0.4, -0.3, 0.8])
+GL = [np.array([0.2, 0.9, -0.5]), 0.6]
+
+
+def joined(items):
+    return items[0] * items[-1] + np.tanh(items[len(items) - 1])
+
+
+def keyed(d):
+    return d["u"] * np.sin(d["v"])
+
+
+def unpacked(t):
+    p, q = t
+    return p * q + np.cos(p)
+
+
+def scaled(items, k):
+    out = []
+    for e in items:
+        out.append(e * k)
+    return out
+
+
+def act_sin(v):
+    return np.sin(v) * 2.0
+
+
+def act_tanh(v):
+    return np.tanh(v) * 1.5
+
+
+act = act_sin
+'''
+
+
+class ContainerWriter(Writer):
+    """Programs inside ``make(k, w)``, whose closure cells ``rebind`` changes, over
+    ``G``, ``GL`` and ``act``, with lists ``L0, L1..`` and a dict ``d``."""
+
+    def __init__(self, draw):
+        super().__init__(draw, writes=False)
+        self.arrays = ["x", "y", "v0", "v1"]
+        self.scalars = ["s", "t0"]
+        self.lists = {}        # name -> how many items it surely has
+        self.iterated = set()  # lists a loop around runs over: no appends
+        self.dict = False
+        self.math = False      # math on a Tensor, or a write, leaves the eager tape
+
+    def array(self):
+        reads = [f"{name}[{self.pick(range(n))}]" for name, n in self.lists.items()]
+        reads += [f"{name}[{i} % len({name})]" for name in self.lists for i in self.indices]
+        reads += ['d["u"]'] if self.dict else []
+        if reads and self.chance(0.4):
+            return self.pick(reads)
+        return self.pick(self.arrays)
+
+    def array_expr(self, depth=1):
+        a, b = self.array(), self.array()
+        forms = [f"np.cumsum({a}) * 0.5", f"np.concatenate([{a}, {b}])[1:4]",
+                 f"np.concatenate([{a}, {b}]).reshape(2, 3).sum(axis=0)",
+                 f"np.stack([{a}, {b}]).T @ np.array([0.3, -0.7])",
+                 f"np.stack([{a}, {b}, G]).transpose()[:, 1]", f"{a}.reshape(3, 1)[:, 0] * w",
+                 f"{a} * k + w", f"act({a})", f"{a} * GL[0] + GL[1]", f"joined([{a}, {b}])",
+                 f'keyed({{"u": {a}, "v": {self.scalar()}}})', f"unpacked(({a}, {b}))",
+                 f"scaled([{a}, {b}], {self.scalar()})[1]",
+                 f"np.where({self.comparison()}, {a}, {b} * 0.5)", f"np.dot(np.outer({a}, G), {b})"]
+        return self.pick(forms) if self.chance(0.6) else super().array_expr(depth)
+
+    def scalar_expr(self):
+        s, t = self.scalar(), self.scalar()
+        forms = [f"math.sin({s}) * {t}", f"math.exp(0.3 * {s})", f"GL[1] * {s} + k",
+                 f"np.dot({self.array()}, {self.array()})", f"{s} * k"]
+        if self.chance(0.5):
+            return super().scalar_expr()
+        form = self.pick(forms)
+        self.math = self.math or "math." in form
+        return form
+
+    def statement(self, depth):
+        kinds = ["list", "append", "slot", "unpack", "dict", "for_list", "shared"]
+        return getattr(self, "stmt_" + self.pick(kinds))(depth) if self.chance(0.5) \
+            else super().statement(depth)
+
+    def stmt_list(self, depth):
+        if depth or self.loops:  # a list bound in a branch may be unbound after it
+            return self.stmt_array(depth)
+        name = f"L{len(self.lists)}"
+        items = [self.array_expr(0) for _ in range(self.draw(st.integers(1, 3)))]
+        self.lists[name] = len(items)
+        return [f"{name} = [{', '.join(items)}]"]
+
+    def stmt_append(self, depth):
+        free = [name for name in self.lists if name not in self.iterated]
+        if not free:
+            return self.stmt_list(depth)
+        return [f"{self.pick(free)}.append({self.array_expr()})"]
+
+    def stmt_slot(self, depth):
+        if not self.lists:
+            return self.stmt_list(depth)
+        name = self.pick(list(self.lists))
+        index = self.pick([str(i) for i in range(self.lists[name])] + ["-1"] +
+                          [f"{i} % len({name})" for i in self.indices])
+        return [f"{name}[{index}] = {self.array_expr()}"]
+
+    def stmt_unpack(self, depth):
+        a, b = self.draw(st.permutations(self.arrays))[:2]
+        if self.lists and self.chance(0.6):
+            name = self.pick(list(self.lists))
+            return [f"{a}, *rest = {name}", f"{b} = {b} + len(rest) * 0.1"]
+        t = self.pick(self.scalars)
+        return [f"pair = ({self.array_expr()}, {self.scalar_expr()})", f"{a}, {t} = pair"]
+
+    def stmt_dict(self, depth):
+        if not self.dict:
+            if depth or self.loops:
+                return self.stmt_array(depth)
+            line = f'd = {{"u": {self.array()}, "v": {self.scalar()}}}'
+            self.dict = True
+            return [line]
+        if self.chance(0.5):
+            return [f'd["v"] = {self.scalar_expr()}']
+        return [f'd["u"] = {self.array_expr()}']
+
+    def stmt_shared(self, depth):
+        # a write through one of two names sharing an array, then one of them rebound:
+        # refused wherever the other is read after (once a silently wrong gradient)
+        a, b = self.draw(st.permutations(self.arrays))[:2]
+        self.math = True  # the eager tape does not write into arrays
+        return [f"{a} = {b}", f"{a}[{self.index()}] = {self.scalar_expr()}",
+                self.pick([f"{a} = {a}.copy()", f"{b} = np.sin({a})", f"{a} = {b} * 0.5"])]
+
+    def stmt_for_list(self, depth):
+        if not self.lists or depth >= 2:
+            return self.stmt_array(depth)
+        name = self.pick(list(self.lists))
+        e = f"e{next(self.counter)}"
+        self.iterated.add(name)
+        self.arrays.append(e)
+        lines = self.loop_body(depth, f"for {e} in {name}:")
+        self.arrays.remove(e)
+        self.iterated.discard(name)
+        return lines
+
+    def module(self):
+        init = ["v0 = np.sin(x)", "v1 = y * 0.5", "t0 = s * 1.0"]
+        body = self.block(0, self.draw(st.integers(3, 7)))
+        terms = ["np.sum(v0 * v1)", "t0 * s", "np.sum(x * y)"]
+        terms += [f"np.sum({name}[-1] * {name}[0])" for name in self.lists]
+        terms += ['np.sum(d["u"]) * d["v"]'] if self.dict else []
+        lines = ["def make(k, w):", "    def prog(x, y, s):"]
+        lines += indent(indent(init + body + ["return " + " + ".join(terms)]))
+        lines += ["", "    def rebind(k2, w2):", "        nonlocal k, w", "        k, w = k2, w2",
+                  "", "    return prog, rebind", "", "",
+                  "prog, rebind = make(0.3, np.array([0.5, -1.1, 0.2]))"]
+        program = Program(lines, self.comparisons, False)
+        program.math = self.math
+        return program
+
+
+def _rebind(module):
+    """New closure cells and globals, and GL's items changed in place: a second call
+    must see them all."""
+    module.rebind(-0.8, np.array([1.2, 0.1, -0.4]))
+    module.G = np.array([-0.9, 0.6, 0.25])
+    module.GL[0], module.GL[1] = np.array([-0.7, 0.3, 1.4]), -1.3
+    module.act = module.act_tanh
+
+
+@settings(max_examples=25, deadline=None, derandomize=True, database=None, phases=PHASES,
+          suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large,
+                                 HealthCheck.filter_too_much])
+@given(program=st.composite(lambda draw: ContainerWriter(draw).module())(),
+       seed=st.integers(0, 2 ** 16))
+def test_random_program_with_containers_and_closures(tmp_path_factory, program, seed):
+    rng = np.random.default_rng(seed)
+    x, y = rng.uniform(-1.5, 1.5, size=(2, 3))
+    s = float(rng.uniform(-1.5, 1.5))
+    directory = tmp_path_factory.getbasetemp()
+    source = program.source().replace(HEADER, HEADER + HELPERS)
+    k = hashlib.sha1(source.encode()).hexdigest()[:12]
+    twin = import_source(directory, f"cprog_margins_{k}",
+                         program.source(instrumented=True).replace(HEADER, HEADER + HELPERS))
+    for rebound in (False, True):  # no comparison near its threshold, before or after
+        if rebound:
+            _rebind(twin)
+        twin.prog(x.copy(), y.copy(), s)
+    assume(min(twin._margins, default=1.0) > MARGIN)
+    module = import_source(directory, f"cprog_{k}", source)
+    grad = sd.value_and_grad(module.prog, (0, 1, 2))
+    try:
+        value, _ = grad(x, y, s)
+    except sd.CompileError:  # a refusal is a correct outcome; no program here needs one
+        assume(False)
+    assert np.isclose(value, module.prog(x.copy(), y.copy(), s), rtol=1e-12, atol=1e-12)
+    assume(abs(value) < 1e6)
+    check_grad(module.prog, (x, y, s), wrt=(0, 1, 2), eager=not program.math)
+    _rebind(module)
+    value, grads = grad(x, y, s)  # the unit compiled before, with the new cells and globals
+    assert np.isclose(value, module.prog(x.copy(), y.copy(), s), rtol=1e-12, atol=1e-12)
+    assume(abs(value) < 1e6)
+    for i, g in enumerate(grads):
+        np.testing.assert_allclose(g, finite_difference(module.prog, (x, y, s), i),
+                                   rtol=1e-5, atol=1e-6, err_msg=f"rebound, argument {i}")

@@ -25,6 +25,7 @@ on the tape by reference, and the plan snapshots only what a name holds at a wri
 A view of itself (``w = w[::-1]``, ``w.reshape(...)``) keeps sharing its array.
 """
 import inspect
+import numbers
 import operator
 from typing import NamedTuple
 
@@ -43,7 +44,9 @@ def check_views(facts, source_map, containers=frozenset()):
 
     Writes are ``x[i] = v`` and, on anything but numbers, ``x += v``.  ``containers``
     hold a list, tuple or dict wherever they are bound: ``c[k] = v`` rebinds a slot of
-    one, which changes no item read out of it before (``t = c[k]``)."""
+    one, which changes no item read out of it before (``t = c[k]``), nor a slice of it
+    (``d = c[1:]``: a new container holding the same items, as ``list(c)`` is; an
+    update of an item in place is check_updates' to follow)."""
     numbers = facts.numbers
     written = facts.written | (facts.updated - numbers)
     if not written:
@@ -56,6 +59,9 @@ def check_views(facts, source_map, containers=frozenset()):
         if base is None or base == view or not {view, base} & written or (
                 {view, base} & numbers):
             continue  # no view of anything written, or a number: no memory shared
+        if base in containers and isinstance(s.value, gast.Subscript) and not _element(
+                s.value):
+            continue  # a slice of a container is a new one
         # x[i] may be a row (a view) or a number: only a write x[...] = v counts for it,
         # since += on a number rebinds (for e in xs: e += 1 changes nothing in xs)
         item = base in containers and op.kind is not Kind.COPY
@@ -105,7 +111,7 @@ def _read_by_tape(facts, name, s):
                for r in facts.in_order)
 
 
-def check_effects(facts, varied, source_map, active=frozenset()):
+def check_effects(facts, varied, source_map, active=frozenset(), resolve=None):
     """Refuse a call that may change a value in place, which no assignment records: a
     call whose result is discarded (``np.add.at(x, i, w)``, ``rng.shuffle(x)``), a call
     with ``out=``, and a call with no model, when it is given a varied value (no adjoint
@@ -113,7 +119,8 @@ def check_effects(facts, varied, source_map, active=frozenset()):
     loop around both (its adjoint would read the changed value).  A primitive with a
     rule and ``print`` only read their arguments; ``np.copyto(x, v)`` and ``x.fill(v)``
     were rewritten to ``x[...] = v``, which is modelled; calls of user functions are
-    checked by :func:`check_call_writes`, which knows what they write into."""
+    checked by :func:`check_call_writes`, which knows what they write into.  ``resolve``
+    (parse.Parsed.resolve) finds the parts of a call that name no memory (see _given)."""
     read_by_active = _read_by_active(facts, active)
     for s in facts.exprs + facts.assigns:
         call = s.value
@@ -123,7 +130,7 @@ def check_effects(facts, varied, source_map, active=frozenset()):
         writes = may_write(s, kind)
         if not writes and kind is not Kind.UNKNOWN:
             continue
-        loaded = _given(call, facts.ops[id(s)].fn)
+        loaded = _given(call, facts.ops[id(s)].fn, resolve)
         if loaded & varied:  # a call with no model may write into what it is given too
             _refuse(s, source_map)
         before = _read_before(facts, s, loaded - facts.numbers, read_by_active)
@@ -131,15 +138,41 @@ def check_effects(facts, varied, source_map, active=frozenset()):
             _refuse(s, source_map, before)
 
 
-def _given(call, fn):
+def _given(call, fn, resolve=None):
     """The names a call may write into: those its arguments read, and those of its
     callee expression unless that resolved to a function or class reached through a
-    module (``np.float32(2.0)`` is given no ``np``; ``y.sort()`` is given ``y``)."""
-    receiver = getattr(fn, "__self__", None)
-    if fn is not None and (receiver is None or inspect.ismodule(receiver)):
-        parts = call.args + [k.value for k in call.keywords]
-        return set().union(*(S.loaded_names(a) for a in parts))
-    return S.loaded_names(call)
+    module (``np.float32(2.0)`` is given no ``np``; ``y.sort()`` is given ``y``), found
+    by ``resolve`` where the op does not say (``np.add(x, y, out=z)`` is given no np).
+    An argument that resolves to an immutable value (``dtype=np.float32``) gives none."""
+    if fn is None:
+        found = _value_of(call.func, resolve)
+        fn = found if inspect.isroutine(found) or isinstance(found, (type, np.ufunc)) else None
+    receiver = getattr(fn, "__self__", None)  # np.add.at's is the ufunc np.add
+    parts = call.args + [k.value for k in call.keywords]
+    if fn is None or not (receiver is None or inspect.ismodule(receiver)
+                          or _immutable(receiver)):
+        parts.append(call.func)
+    return set().union(*(S.loaded_names(a) for a in parts
+                         if not _immutable(_value_of(a, resolve))))
+
+
+_LOCAL = object()  # what _value_of gives for a local value, or with no resolve
+
+
+def _value_of(node, resolve):
+    """The value of the free name or attribute chain ``node`` (parse.Parsed.resolve)."""
+    if resolve is None or not isinstance(node, (gast.Name, gast.Attribute)):
+        return _LOCAL
+    try:
+        return resolve(node)
+    except KeyError:
+        return _LOCAL
+
+
+def _immutable(value):
+    """Whether ``value`` is a number, string, dtype or ufunc, or a class of numbers."""
+    return isinstance(value, (numbers.Number, str, bytes, np.dtype, np.ufunc)) or (
+        isinstance(value, type) and issubclass(value, (numbers.Number, str, bytes)))
 
 
 def check_call_writes(facts, writes, varied, active, source_map):
@@ -450,7 +483,13 @@ class _Pair:
         if target is not None and not into and rebound and not (
                 isinstance(target, gast.Name)
                 and _viewed(s.value, self.ops[id(s)]) == target.id):
-            return _DEAD  # either name now holds another value (w = w[::-1] shares it)
+            # the names share no memory now (w = w[::-1] would), but the one not rebound
+            # still holds what a write through the other changed
+            if rebound == {self.view}:
+                return (False, None, view_write)
+            if rebound == {self.base}:
+                return (False, base_write, None)
+            return _DEAD
         if alive and into == self.base and not (
                 self.item and not getattr(s, "in_place", False)):
             return (True, s, view_write)
@@ -460,7 +499,7 @@ class _Pair:
 
     def reads(self, s, node, state):
         alive, base_write, view_write = state
-        if not alive or node is None:
+        if node is None:
             return
         names = S.loaded_names(node)
         made = self.source_map.file_line(self.made)
@@ -496,7 +535,9 @@ def check_updates(facts, depths, source_map, aliases):
     Names may share an object through copies, views, items read out of a container
     or an array (``t = xs[i]``, ``for t in xs``), and containers and what they hold
     (``[a, b]``, ``list(xs)``, ``max(xs)``, ``xs.append(v)``); this join is
-    flow-insensitive, so it errs towards refusing.  An update is refused if a name
+    flow-insensitive, so it errs towards refusing, but for ``t += v`` where, on every
+    path, ``t`` was last bound to a new array that no other name took (:func:`_own`:
+    ``z = y; z = z + 1.0; z += x``).  An update is refused if a name
     that may share the updated object, and is bound before it (or in a loop around
     both), is read after it or in a loop around both.  Names bound only after it
     read what they hold after it too; ``c`` itself and its copies get the item back;
@@ -505,8 +546,10 @@ def check_updates(facts, depths, source_map, aliases):
     result may share objects with (callee_writes).
 
     ``t += v`` on a name that may hold a number is refused only when it runs with an
-    array (or another mutable value) in ``t``: returns {id(update): the CompileError}
-    for the forward pass to check (runtime.Unshared)."""
+    array (or another mutable value) in ``t``, and ``c[k] += v`` on a container a user
+    function returned only when the item shares memory with another item then:
+    returns {id(update): the CompileError} for the forward pass to check
+    (runtime.Unshared, runtime.ItemUnshared)."""
     updates = [s for s in facts.assigns if getattr(s, "in_place", False)]
     checks = {}
     if not updates:
@@ -522,6 +565,8 @@ def check_updates(facts, depths, source_map, aliases):
             if t in facts.numbers:
                 continue  # += on a number rebinds it in Python too
             if t not in containers_:
+                if _own(facts, s, t):
+                    continue  # t holds a new array no other name took
                 error = _stale_reads(facts, s, joined.get(t, {t}) - {t}, source_map,
                                      "this updates an array in place", _UPDATE_HINT)
                 if error is not None:
@@ -533,16 +578,20 @@ def check_updates(facts, depths, source_map, aliases):
             if c not in slots:
                 continue  # an array: c[k] += v is c[k] = c[k] + v in NumPy too
             # c gets the item back, unless another of its slots holds the object too
-            if _shared_items(facts, c, found, slots):
+            static = _shared_items(facts, c, found, slots)
+            if static or _returned(facts, c, found, slots):
                 others = joined.get(c, {c}) - set(getattr(s, "update_temps", ()))
                 error = _stale_reads(
                     facts, s, others, source_map,
                     f"this updates an array in place that another item of '{c}' may be too",
                     f"Put copies into '{c}' (y.copy()), or write the update as a new value "
                     "(c[k] = c[k] + v).")
-                if error is not None:
+                if error is not None and static:
                     raise error
-                continue
+                if error is not None:  # what a user function returned: seen when it runs
+                    checks[id(s)] = error
+                if static:
+                    continue
             others = (joined.get(c, {c}) - same.get(c, {c})
                       - set(getattr(s, "update_temps", ())))
         error = _stale_reads(facts, s, others, source_map, "this updates an array in place",
@@ -550,6 +599,53 @@ def check_updates(facts, depths, source_map, aliases):
         if error is not None:
             raise error
     return checks
+
+
+def _own(facts, s, t):
+    """Whether, on every path to the update ``s`` of ``t``, ``t`` was last bound to a
+    new array (a primitive's, not a view or an item: ``t = t + 1.0`` after ``t = y``)
+    that no statement since handed on (as a copy, view or item, or to a call)."""
+    if t in facts.loop_targets:
+        return False  # for t in xs: an item of xs on each pass
+    walker = _Own(s, t, facts.ops)
+    walker.walk(facts.body, True)  # a parameter's array may be shared
+    return not walker.shared
+
+
+class _Own:
+    """Flow state: whether the array ``name`` holds may be shared with another name."""
+
+    def __init__(self, update, name, ops):
+        self.update, self.name, self.ops = update, name, ops
+        self.shared = False  # whether it may be shared at the update, on some path
+
+    def walk(self, stmts, state):
+        return _walk(self, stmts, state, operator.or_)
+
+    def reads(self, s, node, state):
+        pass  # a test or an iterable reads the array and keeps none of it
+
+    def step(self, s, state):
+        if s is self.update:
+            self.shared |= state
+        loaded, bound = S.loads_and_stores(s) if not isinstance(s, gast.FunctionDef) else (
+            S.loaded_names(s), S.assigned_names([s]))
+        if not isinstance(s, gast.Assign):
+            return state or self.name in loaded | bound
+        target, op = s.targets[0], self.ops[id(s)]
+        if self.name in loaded and not _new(s.value, op, self.name):
+            state = True  # handed on: a copy, view or item of it, or given to a call
+        if isinstance(target, gast.Name) and target.id == self.name:
+            return state if getattr(s, "in_place", False) else not _new(s.value, op)
+        return state or self.name in bound
+
+
+def _new(value, op, name=None):
+    """Whether ``value`` (described by ``op``) is a new array that shares no memory with
+    ``name`` (with any name, if None): not a copy, a view, an item or a container."""
+    base = _viewed(value, op)
+    return (op.kind is Kind.NONE or op.kind is Kind.PRIMITIVE and op.fn not in _HOLDERS) and (
+        base is None or name is not None and base != name)
 
 
 _UPDATE_HINT = ("Write the update as a new value (t = t + v), or take a copy (t = t.copy()) "
@@ -710,17 +806,14 @@ def _shared_items(facts, c, found, slots):
     """Whether two slots of the container ``c`` may hold one object (or views of one):
     one name put in twice (``[y, y]``, ``d[k] = y`` in a loop that does not bind y,
     ``xs.append(y)`` twice) or two that may share memory (``[y, y[1:]]``), counted over
-    every place an item enters c or a container c was made of; a container a user
-    function returned may hold anything (``return [t, t]``).  Then ``c[k] += v``, which
-    changes the object in place, changes what the other slot reads in Python."""
-    family = {m for m in found.holders.keys() & slots
-              if c in _upwards(m, found.same, found.holders)}
-    family |= found.same.get(c, {c}) | {c}
+    every place an item enters c or a container c was made of (a container a user
+    function returned may hold anything, ``return [t, t]``: see :func:`_returned`).
+    Then ``c[k] += v``, which changes the object in place, changes what the other slot
+    reads in Python."""
+    family = _family(c, found, slots)
     counts = {}
     for s in facts.assigns:
         target, op = s.targets[0], facts.ops[id(s)]
-        if op.kind is Kind.CALL and set(target_names(target)) & family:
-            return True
         if isinstance(target, gast.Subscript) and target.value.id in slots:
             into, given = target.value.id, _held_names(s.value)
         elif isinstance(target, gast.Name) and (
@@ -736,6 +829,21 @@ def _shared_items(facts, c, found, slots):
             counts[group] = counts.get(group, 0) + given.count(n) + (
                 not _fresh_each_pass(facts, n, s))
     return any(k > 1 for k in counts.values())
+
+
+def _family(c, found, slots):
+    """The container ``c``, its copies, and the containers it was made of."""
+    family = {m for m in found.holders.keys() & slots
+              if c in _upwards(m, found.same, found.holders)}
+    return family | found.same.get(c, {c}) | {c}
+
+
+def _returned(facts, c, found, slots):
+    """Whether a user function returned ``c`` or a container it was made of: what its
+    slots hold is known only when it runs (runtime.ItemUnshared checks it then)."""
+    family = _family(c, found, slots)
+    return any(facts.ops[id(s)].kind is Kind.CALL and set(target_names(s.targets[0])) & family
+               for s in facts.assigns)
 
 
 def _fresh_each_pass(facts, name, s):

@@ -38,6 +38,7 @@ UNARY = {gast.USub: np.negative, gast.UAdd: np.positive}
 # and min of several: they return the argument Python picks, NaN or not, which
 # np.maximum does not: containers.SEVERAL.)
 _BUILTIN_PRIMITIVES = {abs: np.absolute, pow: np.power}
+_PICKING = {"key", "default"}  # the keywords of max(xs) and min(xs) (containers.WHOLE)
 
 
 # list(d) of anf.keys_of, made for d.keys() (True) or for a loop over d indexing d by its
@@ -195,10 +196,11 @@ class Describer:
                 kwargs["axis"] = node.args[1]
             return self.primitive(SEQUENCE_FORMS[fn], args, kwargs, node)
         if fn in containers.WHOLE and node.args and isinstance(node.args[0], gast.Name) and (
-                fn not in (max, min) or len(node.args) == 1 and not kwargs):
+                fn not in (max, min) or len(node.args) == 1 and set(kwargs) <= _PICKING):
             # np.stack(xs), sum(xs): the container xs is one input (literals: above)
             return self.primitive(fn, node.args, kwargs, node, containers.WHOLE[fn])
-        if rules.traits_of(fn).splits is not None:  # several results: see reverse_unpack
+        if rules.traits_of(fn).splits is not None and getattr(node, "srcdiff_unpacked", False):
+            # a, b = np.split(x, 2): see reverse_unpack (kept together: its expansion)
             return Op(Kind.SPLIT, node.args[:1], fn=fn, name=rules.registry.primitive_name(fn))
         form = kwargs and rules.registry.form_of(fn, {
             k: v.value if isinstance(v, gast.Constant) else rules.registry.UNKNOWN
@@ -210,7 +212,8 @@ class Describer:
             fn = expansion  # several results (np.linalg.eigh): a def, compiled as a call
         if fn in _BUILTIN_PRIMITIVES and len(node.args) == (1 if fn is abs else 2) and not kwargs:
             return self.primitive(_BUILTIN_PRIMITIVES[fn], node.args, kwargs, node)
-        if fn in containers.SEVERAL and len(node.args) > 1 and not kwargs:  # max(a, b)
+        if fn in containers.SEVERAL and len(node.args) > 1 and set(kwargs) <= {"key"}:
+            # max(a, b), max(a, b, key=abs)
             return self.primitive(fn, node.args, kwargs, node, containers.SEVERAL[fn])
         if rules.rule_of(fn) is not None or rules.is_nondifferentiable(fn):
             op = self.primitive(fn, list(node.args), kwargs, node)

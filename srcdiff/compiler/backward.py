@@ -25,7 +25,7 @@ planning works from; and the Replay (trip counters, replayed loops).
 import gast
 
 from ..rules import traits_of
-from ..rules.containers import join_lists, own_item, zero_adjoints, zeros_like
+from ..rules.containers import drop_item, join_lists, own_item, zero_adjoints, zeros_like
 from . import syntax as S
 from .managers import manager_of
 from .adjoint_state import (OTHER, OWNED, SET, UNSET, Flow, advance, join, own, reuser,
@@ -35,7 +35,7 @@ from .codegen import comment_marker, is_comment_marker
 from .errors import NotBatched
 from .contributions import _index_value, _Scatter, batch_index, how as how_of
 from .plan import INPUT, RESULT, Marks, restored_elements
-from .runtime import put_back
+from .runtime import own_copy, put_back
 
 
 class Backward:
@@ -293,6 +293,7 @@ class Backward:
         x = target.value.id
         save = self.plan.saves.get((id(s), x))
         code = []
+        dropped = None
         if x in self.active and self.state.get(x, UNSET) != UNSET:
             d = self.adjoint(x)
             index = target.slice
@@ -334,13 +335,20 @@ class Backward:
                 if self.state.get(x) != OWNED:
                     code.append(S.assign(d, S.expr(f"{d}.copy()")))
                 own(self.state, self.accumulated, x)
-                zero = gast.Subscript(value=S.name(d), slice=S.copy_node(index),
-                                      ctx=gast.Store())
-                code.append(S.assign(zero, S.const(0)))
+                if item:  # zeros shaped as the old item, which the restore below puts back
+                    dropped = gast.Expr(value=gast.Call(
+                        func=self.refs.bind(drop_item, "drop_item"), keywords=[],
+                        args=[S.name(d), _index_value(S.copy_node(index)), S.name(x)]))
+                else:
+                    zero = gast.Subscript(value=S.name(d), slice=S.copy_node(index),
+                                          ctx=gast.Store())
+                    code.append(S.assign(zero, S.const(0)))
             if isinstance(v, gast.Name) and v.id == x and self.contrib.feeds(s, x):
                 code += self.contribute(x, expr)
         if save:
             code.append(self.restore_item(target, save))
+        if dropped is not None:
+            code.append(dropped)
         for name in self.plan.snapshots.get(id(s), ()):  # views of x the write changed
             code.append(self.restore(name, self.plan.saves[id(s), name]))
         return code
@@ -365,6 +373,9 @@ class Backward:
         kind, var = save
         value = f"{var}.pop()" if kind == "stack" else var
         if x in restored_elements(self.facts, self.plan):
+            if x in self.plan.init_none:  # None where the branch binding it did not run
+                return S.assign(x, gast.Call(func=self.refs.bind(own_copy, "own_copy"),
+                                             args=[S.expr(value)], keywords=[]))
             value += ".copy()"
         return S.assign(x, S.expr(value))
 

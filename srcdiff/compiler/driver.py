@@ -48,7 +48,7 @@ from .optimize import live_names, propagate_copies
 from .parse import parse_function, unit_name
 from .plan import Namer, Plan, Replay, make_plan
 from .release import release_points, with_deletes
-from .runtime import FreeValues
+from .runtime import FreeValues, own_copy
 from .spread import fold_spreads
 from .unit import GONE, Unit
 from .kwargs import expand_kwargs, keywords_of
@@ -161,8 +161,11 @@ def compile_unit(fn, active, scalars, cache, lifted=(), ranks=(), functions=(), 
     if tape_names:
         target = gast.Tuple(elts=[S.name(n, gast.Store()) for n in tape_names], ctx=gast.Store())
         # The backward pass pops stacks and restores written elements: it works on
-        # copies, so a tape can be replayed (persistent tapes, Jacobian rows).
-        copies = [S.assign(n, S.expr(f"{n}.copy()")) for n in pair.consumed]
+        # copies, so a tape can be replayed (persistent tapes, Jacobian rows); a name
+        # that only a branch not taken binds holds None
+        copies = [S.assign(n, gast.Call(func=refs.bind(own_copy, "own_copy"), keywords=[],
+                                        args=[S.name(n)]) if n in pair.plan.init_none
+                           else S.expr(f"{n}.copy()")) for n in pair.consumed]
         unpack[:0] = [gast.Assign(targets=[target], value=S.name("tape"),
                                   type_comment=None)] + copies
     # what deleting would not free: the caller holds the arguments and the cotangent
@@ -338,7 +341,7 @@ def reverse(parsed, body, wrt, names, refs, compile_call, scalar_params, param_d
     param_depths = param_depths or {}
     depths, _ = container_depths(facts, param_depths, source_map)
     check_views(facts, source_map, definite(depths))
-    check_effects(facts, varied, source_map, active)
+    check_effects(facts, varied, source_map, active, parsed.resolve)
     check_appends(facts, source_map)
     namer = Namer(names)
     feeds = adjoint_inputs(facts, active, wrt)

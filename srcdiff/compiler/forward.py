@@ -24,7 +24,8 @@ from .contributions import _index_value
 from .dispatch import MethodCall
 from .plan import restored_elements
 from .release import delete, insert_after, release_points
-from .runtime import UNBOUND, Unshared, as_it_is, old_item, shape_of, snapshot, unbound
+from .runtime import (UNBOUND, ItemUnshared, Unshared, as_it_is, old_item, shape_of,
+                      snapshot, unbound)
 
 
 class Forward:
@@ -40,6 +41,14 @@ class Forward:
         self.guards = {}  # id(statement) -> names it reads that may still be UNBOUND
         self.updates = updates or {}  # id(t += v) -> its CompileError if t is an array
         self.tape_names = []
+
+    def snapshot(self, name):
+        """A copy of what ``name`` holds, made before a write: an array's own; of a
+        container, deep; a number as it is (what the name holds is known at run time)."""
+        if self.facts.ranks.get(name.id, 0) > 0 and name.id not in self.containers:
+            return S.expr(f"{name.id}.copy()")
+        return gast.Call(func=self.refs.bind(snapshot, "snapshot"), args=[S.name(name.id)],
+                         keywords=[])
 
     def body(self, plan, ret, live, measured, bare=frozenset()):
         """The forward pass for ``plan``, returning ``ret``'s value and a tape of the
@@ -124,14 +133,21 @@ class Forward:
         return self.guarded(s) + self._stmt(s)
 
     def guarded(self, s):
-        """Checks that the names ``s`` reads are bound, where they may not be, and that
-        an update ``t += v`` others may see is of a number (aliasing.check_updates)."""
+        """Checks that the names ``s`` reads are bound, where they may not be, that an
+        update ``t += v`` others may see is of a number, and that one ``c[k] += v`` is
+        of an item no other slot shares (aliasing.check_updates)."""
         checks = [_guard(name, self.unbound, self.refs.bind(unbound, "unbound"))
                   for name in self.guards.get(id(s), ())]
         if id(s) in self.updates:
-            checks.append(gast.Expr(value=gast.Call(
-                func=self.refs.bind(Unshared(self.updates[id(s)]), "unshared"),
-                args=[S.name(s.targets[0].id)], keywords=[])))
+            target, error = s.targets[0], self.updates[id(s)]
+            if isinstance(target, gast.Name):
+                check = Unshared(error)
+                func, args = self.refs.bind(check, "unshared"), [S.name(target.id)]
+            else:  # c[k] += v on a container a user function returned
+                check = ItemUnshared(error)
+                func = self.refs.bind(check, "item_unshared")
+                args = [S.name(target.value.id), _index_value(S.copy_node(target.slice))]
+            checks.append(gast.Expr(value=gast.Call(func=func, args=args, keywords=[])))
         return checks
 
     def _stmt(self, s):
@@ -171,8 +187,9 @@ class Forward:
                     stmt.value.args = [S.copy_node(s.value.func.value)] + stmt.value.args
                 # the callee's tape keeps its arguments: one this function writes into
                 # later (or into memory it shares: b = a; a[0] = v) must be a snapshot
-                # (unless the callee itself writes into it)
-                stmt.value.args = [S.expr(f"{a.id}.copy()") if isinstance(a, gast.Name)
+                # (unless the callee itself writes into it); a container, deep: its
+                # arrays are what is written
+                stmt.value.args = [self.snapshot(a) if isinstance(a, gast.Name)
                                    and a.id in self.written and k not in unit.mutated else a
                                    for k, a in enumerate(stmt.value.args)]
                 stmt.targets = [gast.Tuple(elts=[S.copy_node(s.targets[0]),

@@ -28,12 +28,13 @@ from . import syntax as S
 # (``old_item``, ``put_back``), a list as it was before a change in place (``as_it_is``),
 # arithmetic written into an owned adjoint (``into``), the lean unit's check of an array
 # to write into (``spare``), an input's adjoint among those a registered rule returned
-# (``rule_adjoint``).
+# (``rule_adjoint``), the checks of an update in place (``unshared``, ``item_unshared``),
+# the copy of a restored value that may be unbound (``own_copy``).
 FREE_VALUES = "free_values"
 EMITTED = frozenset({"np", "tape", "_", "range", "reversed", "len", "min", "float", "slice",
                      "cast", "shape_of", "UNBOUND", "unbound", FREE_VALUES, "snapshot",
                      "old_item", "put_back", "as_it_is", "into", "spare", "rule_adjoint",
-                     "conj_method"})
+                     "conj_method", "unshared", "item_unshared", "own_copy"})
 # Compiled callees are bound as NAME_forward and NAME_backward.
 CALLEE_SUFFIXES = ("_forward", "_backward")
 

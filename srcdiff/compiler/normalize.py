@@ -194,8 +194,9 @@ class Normalizer(ExpressionLowering):
                 # p, q = f(x): one call with several results, unpacked where it is made
                 targets = gast.Tuple(elts=[S.name(t.id, gast.Store()) for t in target.elts],
                                      ctx=gast.Store())
-                self.emit(gast.Assign(targets=[targets], value=self.simple(value, _hint(
-                    target.elts[0])), type_comment=None), at)
+                call = self.simple(value, _hint(target.elts[0]))
+                call.srcdiff_unpacked = True  # a split's pieces: joined back (analysis)
+                self.emit(gast.Assign(targets=[targets], value=call, type_comment=None), at)
             else:  # x, y = x: the value read before the first target rebinds it
                 whole = self.atom(value, "_".join(_hint(t) for t in target.elts)[:24],
                                   force_temp=S.names_in(target) & S.names_in(value))

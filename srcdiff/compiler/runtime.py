@@ -76,6 +76,12 @@ def snapshot(value):
     return copy.deepcopy(value)
 
 
+def own_copy(value):
+    """A copy of a saved value that the backward pass restores, then writes into; what
+    a name holds where a branch not taken left it unbound (None, UNBOUND) as it is."""
+    return value if value is None or value is UNBOUND else value.copy()
+
+
 def old_item(xs, key):
     """What ``xs[key] = v`` is about to replace in a list or dict (or an array, which
     a name that may hold a container may hold too), for the backward pass to put
@@ -229,6 +235,46 @@ class Unshared:
     def __call__(self, value):
         if not isinstance(value, self.IMMUTABLE):
             raise _anew(self.error, self.error.message)
+
+
+class ItemUnshared:
+    """Checks, before ``c[k] += v`` runs as ``c[k] = c[k] + v``, that the item ``c[k]``
+    shares no memory with another item of ``c``, a container a user function returned
+    (aliasing.check_updates could not see what it holds): in Python the update would
+    change that item too, so ``error`` is raised if it does."""
+
+    __slots__ = ("error",)
+    __name__ = "item_unshared"  # as generated code calls it
+
+    def __init__(self, error):
+        self.error = error
+
+    def __call__(self, container, key):
+        if isinstance(container, Mapping):
+            others = [v for k, v in container.items() if k != key]
+        else:
+            taken = range(len(container))[key]
+            taken = set(taken) if isinstance(taken, range) else {taken}
+            others = [v for k, v in enumerate(container) if k not in taken]
+        mine = _mutable_parts(container[key])
+        theirs = [p for v in others for p in _mutable_parts(v)]
+        if any(a is b or isinstance(a, np.ndarray) and isinstance(b, np.ndarray)
+               and np.may_share_memory(a, b) for a in mine for b in theirs):
+            raise _anew(self.error, self.error.message)
+
+
+def _mutable_parts(value):
+    """``value`` and what it holds, at any depth, but immutable numbers and strings."""
+    found, todo = [], [value]
+    while todo:
+        v = todo.pop()
+        if isinstance(v, Mapping):
+            todo.extend(v.values())
+        elif isinstance(v, (list, tuple)):
+            todo.extend(v)
+        if not isinstance(v, Unshared.IMMUTABLE):
+            found.append(v)
+    return found
 
 
 def _anew(error, message):

@@ -155,6 +155,19 @@ def own_item(g, key):
     return g[key].copy() if isinstance(g, np.ndarray) else g[key]
 
 
+def drop_item(g, key, xs):
+    """Zero the adjoint of item ``key`` of container ``xs``, whose old item (put back)
+    ``xs[key] = v`` replaced: zeros of its shape, not ``0``, which rules that reshape,
+    transpose or index their cotangent cannot take; a row of an array adjoint (of
+    equal-shaped items) is zeroed in place."""
+    if isinstance(g, Items) and isinstance(xs, dict) and key not in xs:
+        g.items.pop(key, None)  # a key new to the dict, deleted again: no old item
+    elif isinstance(g, Items):
+        g[key] = zeros_like(xs[key])
+    else:
+        g[key] = 0
+
+
 def item_adjoint(g, index, xs):
     """The adjoint of container ``xs`` from the adjoint ``g`` of ``xs[index]``."""
     if isinstance(index, slice):
@@ -272,32 +285,45 @@ def spread(g, xs):
 
 def picked(g, ans, xs):
     """The adjoints of the items of ``xs`` from the adjoint of ``max(xs)`` or
-    ``min(xs)``: all of it to the item Python picked (the first of equal ones)."""
+    ``min(xs)``: all of it to the item Python picked (the first of equal ones, whatever
+    its ``key=``), none from an empty ``xs`` (``default=`` was picked: ``unpicked``)."""
+    if not len(xs):
+        return _adjoints_of(xs, [])
     k = next((k for k, x in enumerate(xs) if x is ans), None)
     if k is None:  # an equal copy (a list rebuilt): the first equal item, as picked
         k = next(k for k, x in enumerate(xs) if x == ans)
+    if isinstance(xs, np.ndarray):  # its rows were the items: an array, as copied's
+        return _adjoints_of(xs, [g if j == k else zeros_like(x) for j, x in enumerate(xs)])
     return Items(xs, {k: g})
 
 
-def max_adjoint(i, g, xs):
-    """The adjoint of ``xs[i]`` from the adjoint of ``max(*xs)``: all of it if Python
-    picked that argument, else zero."""
-    return g if i == _picked_at(xs, operator.gt) else zeros_like(xs[i])
+def unpicked(g, xs, default):
+    """The adjoint of ``default`` from the adjoint of ``max(xs, default=default)``: all
+    of it if ``xs`` is empty, else zero."""
+    return g if not len(xs) else zeros_like(default)
 
 
-def min_adjoint(i, g, xs):
-    """The adjoint of ``xs[i]`` from the adjoint of ``min(*xs)``, as ``max_adjoint``."""
-    return g if i == _picked_at(xs, operator.lt) else zeros_like(xs[i])
+def max_adjoint(i, g, xs, key=None):
+    """The adjoint of ``xs[i]`` from the adjoint of ``max(*xs, key=key)``: all of it if
+    Python picked that argument, else zero."""
+    return g if i == _picked_at(xs, operator.gt, key) else zeros_like(xs[i])
 
 
-def _picked_at(xs, beats):
+def min_adjoint(i, g, xs, key=None):
+    """The adjoint of ``xs[i]`` from the adjoint of ``min(*xs, key=key)``, as
+    ``max_adjoint``."""
+    return g if i == _picked_at(xs, operator.lt, key) else zeros_like(xs[i])
+
+
+def _picked_at(xs, beats, key=None):
     """The position of the argument ``max(*xs)`` (``beats`` is ``>``) or ``min(*xs)``
     (``<``) returns: Python's own comparisons, in its order (a later item replaces the
     one held only if it beats it), so ties go to the first and a NaN is kept or passed
-    over as Python keeps or passes it over."""
+    over as Python keeps or passes it over; by ``key(x)``, when given, as Python."""
+    keys = xs if key is None else [key(x) for x in xs]
     k = 0
     for j in range(1, len(xs)):
-        if beats(xs[j], xs[k]):
+        if beats(keys[j], keys[k]):
             k = j
     return k
 
@@ -384,10 +410,15 @@ WHOLE = {
     list: Rule(list, [lambda g, ans, iterable: copied(g, iterable)], "list"),
     tuple: Rule(tuple, [lambda g, ans, iterable: copied(g, iterable)], "tuple"),
     dict: Rule(dict, [lambda g, ans, iterable: copied(g, iterable, True)], "dict"),
-    max: Rule(max, [lambda g, ans, iterable: picked(g, ans, iterable)], "max"),
+    # max(xs, key=f, default=d): the item picked is found as it is, whatever f
+    max: Rule(max, [lambda g, ans, iterable, default=None, *, key=None: picked(g, ans, iterable),
+                    lambda g, ans, iterable, default=None, *, key=None: unpicked(
+                        g, iterable, default)], "max"),
     sorted: Rule(sorted, [lambda g, ans, iterable, reverse=False: unsorted(
         g, ans, iterable, reverse)], "sorted"),
-    min: Rule(min, [lambda g, ans, iterable: picked(g, ans, iterable)], "min"),
+    min: Rule(min, [lambda g, ans, iterable, default=None, *, key=None: picked(g, ans, iterable),
+                    lambda g, ans, iterable, default=None, *, key=None: unpicked(
+                        g, iterable, default)], "min"),
     sum: Rule(sum, [lambda g, ans, iterable, start=0: spread(g, iterable),
                     lambda g, ans, iterable, start=0: unbroadcast(g, start)], "sum"),
     field: Rule(field, [lambda g, ans, x, name: field_adjoint(g, name, x)], "field"),
@@ -399,6 +430,8 @@ WHOLE = {
 
 # The rules of max and min given several arguments (max(a, b, c)), each an input.
 SEVERAL = {
-    max: Rule(max, [], "max", argnum_vjp=lambda i, g, ans, *args: max_adjoint(i, g, args)),
-    min: Rule(min, [], "min", argnum_vjp=lambda i, g, ans, *args: min_adjoint(i, g, args)),
+    max: Rule(max, [], "max",
+              argnum_vjp=lambda i, g, ans, *args, key=None: max_adjoint(i, g, args, key)),
+    min: Rule(min, [], "min",
+              argnum_vjp=lambda i, g, ans, *args, key=None: min_adjoint(i, g, args, key)),
 }

@@ -5,10 +5,12 @@ import math
 
 import numpy as np
 
-from .helpers import (complex_sign_adjoint, interp_adjoint, kept_adjoint, log_of_base,
-                      one_minus_square, real_part, replaced_adjoint, sinc_slope, unbroadcast,
-                      where_zero)
-from .registry import declare, defform, defvjp, nondifferentiable, primitive
+from .helpers import (complex_sign_adjoint, first_kept, interp_adjoint, kept_adjoint,
+                      log_of_base, one_minus_square, real_part, replaced_adjoint, sinc_slope,
+                      unbroadcast, where_zero)
+from .registry import (ANY, declare, defexpansion, defform, defvjp, nondifferentiable,
+                       primitive)
+from .shapes import cast
 
 # Arithmetic: each input's adjoint is summed back over broadcast axes.
 defvjp(np.add,
@@ -36,14 +38,19 @@ defvjp(np.fmod,
        lambda g, ans, x, y: unbroadcast(g, x),
        lambda g, ans, x, y: unbroadcast(-g * np.trunc(x / y), y))
 # Ties go to the first argument, as TensorFlow does.
-for _f in (np.maximum, np.fmax):
-    defvjp(_f,
-           lambda g, ans, x, y: unbroadcast(where_zero(x >= y, g), x),
-           lambda g, ans, x, y: unbroadcast(where_zero(x < y, g), y))
-for _f in (np.minimum, np.fmin):
-    defvjp(_f,
-           lambda g, ans, x, y: unbroadcast(where_zero(x <= y, g), x),
-           lambda g, ans, x, y: unbroadcast(where_zero(x > y, g), y))
+defvjp(np.maximum,
+       lambda g, ans, x, y: unbroadcast(where_zero(x >= y, g), x),
+       lambda g, ans, x, y: unbroadcast(where_zero(x < y, g), y))
+defvjp(np.minimum,
+       lambda g, ans, x, y: unbroadcast(where_zero(x <= y, g), x),
+       lambda g, ans, x, y: unbroadcast(where_zero(x > y, g), y))
+# fmax and fmin ignore a NaN: the other argument is the result, and takes the gradient.
+defvjp(np.fmax,
+       lambda g, ans, x, y: unbroadcast(where_zero(first_kept(x >= y, y), g), x),
+       lambda g, ans, x, y: unbroadcast(where_zero(~first_kept(x >= y, y), g), y))
+defvjp(np.fmin,
+       lambda g, ans, x, y: unbroadcast(where_zero(first_kept(x <= y, y), g), x),
+       lambda g, ans, x, y: unbroadcast(where_zero(~first_kept(x <= y, y), g), y))
 defvjp(np.arctan2,
        lambda g, ans, y, x: unbroadcast(g * x / (x ** 2 + y ** 2), y),
        lambda g, ans, y, x: unbroadcast(-g * y / (x ** 2 + y ** 2), x))
@@ -143,6 +150,26 @@ defvjp(np.interp,
        interp_adjoint(3, g, x, xp, fp, left, right, period),
        lambda g, ans, x, xp, fp, left=None, right=None, period=None:
        interp_adjoint(4, g, x, xp, fp, left, right, period))
+
+
+def periodic_interp(x, xp, fp, left=None, right=None, period=None):
+    """``np.interp(..., period=p)`` by NumPy's own steps: x and xp modulo |p| (in
+    float64), xp sorted (fp with it) and given a knot at each end from the other end,
+    then ``np.interp`` without a period (which ignores left and right)."""
+    if period is None:
+        return np.interp(x, xp, fp, left, right)
+    if period == 0:
+        raise ValueError("period must be a non-zero value")
+    period = np.abs(period)
+    knots = np.remainder(cast(xp, np.float64), period)
+    order = np.argsort(knots)
+    knots, values = np.take(knots, order), np.take(fp, order)
+    knots = np.concatenate((knots[-1:] - period, knots, knots[:1] + period))
+    return np.interp(np.remainder(cast(x, np.float64), period), knots,
+                     np.concatenate((values[-1:], values, values[:1])))
+
+
+defform(np.interp, "period", ANY, periodic_interp)
 # Not ufuncs: views of a complex array's parts.
 defvjp(np.real, lambda g, ans, x: real_part(g) + 0j if np.iscomplexobj(x) else g, view=True,
        batches=True)
@@ -171,8 +198,51 @@ nondifferentiable(
     np.size, np.zeros_like, np.ones_like, np.empty_like,
     np.array_equal, np.allclose, np.isclose, np.any, np.all,
     np.bitwise_and, np.bitwise_or, np.bitwise_xor, np.invert,
-    np.left_shift, np.right_shift, np.gcd, np.lcm,
+    np.left_shift, np.right_shift, np.gcd, np.lcm, np.spacing, np.isin,
+    # positions, counts and ranks: integers
+    np.nanargmax, np.nanargmin, np.digitize, np.searchsorted, np.argwhere, np.flatnonzero,
+    np.argpartition, np.lexsort, np.linalg.matrix_rank,
 )
+
+
+def quotient_and_remainder(x1, x2):
+    """``np.divmod``: ``x1 // x2`` and ``x1 % x2``, as NumPy defines it."""
+    return np.floor_divide(x1, x2), np.remainder(x1, x2)
+
+
+@primitive
+def fraction(x):
+    """``np.modf(x)[0]``: ``x`` less its integer part, with x's sign (0 at an infinity)."""
+    return np.modf(x)[0]
+
+
+defvjp(fraction, lambda g, ans, x: g)
+
+
+def fraction_and_integer(x):
+    """``np.modf``: the fractional and integer parts of ``x``, each with x's sign."""
+    return fraction(x), np.trunc(x)
+
+
+@primitive
+def exponent(x):
+    """``np.frexp(x)[1]``: the power of two that scales ``x`` into [0.5, 1)."""
+    return np.frexp(x)[1]
+
+
+nondifferentiable(exponent)
+
+
+def mantissa_and_exponent(x):
+    """``np.frexp``: ``x`` as mantissa * 2 ** exponent, the mantissa an exact scaling."""
+    e = exponent(x)
+    return np.ldexp(x, -e), e
+
+
+# ufuncs of several results (the tape's __array_ufunc__ sends them here too)
+defexpansion(np.divmod, quotient_and_remainder)
+defexpansion(np.modf, fraction_and_integer)
+defexpansion(np.frexp, mantissa_and_exponent)
 
 # The math module on Python floats: the compiler differentiates scalar code with these.
 defvjp(math.sin, lambda g, ans, x: g * math.cos(x))

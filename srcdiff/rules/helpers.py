@@ -924,13 +924,20 @@ def diff_adjoint(k, g, a, n, axis, prepend, append):
     return unbroadcast(g[(slice(None),) * axis + (slice(start, start + sizes[k]),)], value)
 
 
+def first_kept(picks_first, second):
+    """Where ``np.fmax`` (``np.fmin``) keeps its first argument: where the comparison
+    ``picks_first`` says so, or the second is a NaN, which they ignore."""
+    return np.logical_or(picks_first, np.isnan(second))
+
+
 def interp_pieces(x, xp, fp, period):
     """(j, t, slope, inside) of ``np.interp(x, xp, fp)``: x lies in the piece from
     xp[j] to xp[j+1], a fraction t along, where fp has ``slope``; ``inside``: within
     xp's range (outside, the result is a constant).  At a knot the piece to the
     right is taken (one of the two one-sided derivatives)."""
     if period is not None:
-        raise NotImplementedError("the gradient of np.interp(period=...)")
+        raise NotImplementedError("the gradient of np.interp given a period by position: "
+                                  "pass it by keyword (period=...)")
     j = np.clip(np.searchsorted(xp, x, side="right") - 1, 0, np.size(xp) - 2)
     width = xp[j + 1] - xp[j]
     inside = np.logical_and(x >= xp[0], x <= xp[-1])
@@ -939,6 +946,8 @@ def interp_pieces(x, xp, fp, period):
 
 def interp_adjoint(k, g, x, xp, fp, left, right, period):
     """The adjoint of ``(x, xp, fp, left, right)[k]`` in ``np.interp``."""
+    # lists of numbers (xp, fp as literals): arrays, indexed by the array j
+    x, xp, fp = (np.asarray(v) if isinstance(v, (list, tuple)) else v for v in (x, xp, fp))
     j, t, slope, inside = interp_pieces(x, xp, fp, period)
     if k == 0:
         return where_zero(inside, g * slope)

@@ -9,12 +9,14 @@ from .helpers import (average_adjoint, average_weights_adjoint, cumprod_adjoint,
                       not_modelled, present, prod_adjoint, ptp_adjoint, real_part,
                       reduced_count, trace_adjoint, unbroadcast, unreduce, weights_like,
                       where_zero)
-from .registry import ANY, declare, defform, defvjp, primitive
+from .registry import ANY, declare, defexpansion, defform, defvjp, primitive
 
 
 defvjp(np.sum,
        lambda g, ans, x, axis=None, dtype=None, out=None, keepdims=False, **kw:
        unreduce(g, x, axis, keepdims), batches=True, reduces=True)
+# Each weight is summed into the bin of its x: it gets that bin's adjoint.
+defvjp(np.bincount, None, lambda g, ans, x, weights=None, minlength=0: np.take(g, x))
 # Each scales the small adjoint before spreading it: one full-size array less.
 defvjp(np.mean,
        lambda g, ans, x, axis=None, dtype=None, out=None, keepdims=False, **kw:
@@ -239,3 +241,43 @@ defvjp(norm,
 defvjp(np.linalg.norm,
        lambda g, ans, x, ord=None, axis=None, keepdims=False:
        norm_adjoint(g, ans, x, ord, axis, keepdims), batches=True, reduces=True)
+
+
+# A ufunc's reduce and accumulate are NumPy's reductions and scans along axis 0 (np.sum
+# is np.add.reduce): compiled as calls of these, and run through them on the tape.
+def add_reduce(array, axis=0, dtype=None, keepdims=False):
+    """``np.add.reduce``."""
+    return np.sum(array, axis, dtype, keepdims=keepdims)
+
+
+def multiply_reduce(array, axis=0, dtype=None, keepdims=False):
+    """``np.multiply.reduce``."""
+    return np.prod(array, axis, dtype, keepdims=keepdims)
+
+
+def maximum_reduce(array, axis=0, keepdims=False):
+    """``np.maximum.reduce``."""
+    return np.max(array, axis, keepdims=keepdims)
+
+
+def minimum_reduce(array, axis=0, keepdims=False):
+    """``np.minimum.reduce``."""
+    return np.min(array, axis, keepdims=keepdims)
+
+
+def add_accumulate(array, axis=0):
+    """``np.add.accumulate``."""
+    return np.cumsum(array, axis)
+
+
+def multiply_accumulate(array, axis=0):
+    """``np.multiply.accumulate``."""
+    return np.cumprod(array, axis)
+
+
+for _method, _expansion in [(np.add.reduce, add_reduce), (np.multiply.reduce, multiply_reduce),
+                            (np.maximum.reduce, maximum_reduce),
+                            (np.minimum.reduce, minimum_reduce),
+                            (np.add.accumulate, add_accumulate),
+                            (np.multiply.accumulate, multiply_accumulate)]:
+    defexpansion(_method, _expansion)

@@ -2,6 +2,7 @@
 import operator
 
 import numpy as np
+from numpy.lib.stride_tricks import sliding_window_view
 
 from .helpers import (append_parts, batch_axes, clip_passes, clipped_high, clipped_low,
                       concat_adjoint, cut, diagonal_adjoint, either, from_end,
@@ -9,7 +10,8 @@ from .helpers import (append_parts, batch_axes, clip_passes, clipped_high, clipp
                       reduced_axes, repeat_adjoint, reshape_back, reshape_like, stack_adjoint,
                       stood, take_adjoint, take_along_axis_adjoint, tile_adjoint, unbroadcast,
                       unindex, untranspose, where_zero)
-from .registry import defexpansion, defvjp, defvjp_argnum, nondifferentiable, primitive
+from .registry import (ANY, defexpansion, defform, defvjp, defvjp_argnum, nondifferentiable,
+                       primitive)
 
 # view=True: the result may share the first argument's memory (the compiler must know).
 # batches=True: the rule keeps leading batch axes of the adjoint (via reshape_like, say).
@@ -104,6 +106,10 @@ defvjp(np.insert,
        lambda g, ans, arr, obj, values, axis=None:
        gathered_adjoint(g, np.insert(np.full(np.shape(arr), -1), obj, index_array(values), axis),
                         values))
+defvjp(sliding_window_view,  # a view: overlapping windows share elements
+       lambda g, ans, x, window_shape, axis=None, *, subok=False, writeable=False:
+       gathered_adjoint(g, sliding_window_view(index_array(x), window_shape, axis), x),
+       view=True)
 defvjp(np.delete,
        lambda g, ans, arr, obj, axis=None:
        gathered_adjoint(g, np.delete(index_array(arr), obj, axis), arr))
@@ -259,6 +265,9 @@ defvjp(np.float64, lambda g, ans, x: converted_back(g, ans, x), view=True, batch
 defvjp(np.asarray,
        lambda g, ans, a, dtype=None, order=None, *, device=None, copy=None, like=None:
        converted_back(g, ans, a), view=True)
+if hasattr(np, "astype"):  # NumPy 2; x itself given copy=False and x's dtype
+    defvjp(np.astype, lambda g, ans, x, dtype, *, copy=True, device=None:
+           converted_back(g, ans, x), view=True, batches=True)
 
 nondifferentiable(np.zeros, np.ones, np.empty, np.eye, np.identity)
 
@@ -267,7 +276,9 @@ nondifferentiable(np.zeros, np.ones, np.empty, np.eye, np.identity)
 defvjp(np.full, None,
        lambda g, ans, shape, fill_value, dtype=None, order="C", *, device=None, like=None:
        unbroadcast(g, fill_value))
-defvjp(np.full_like, None,
+defvjp(np.full_like,  # a gives only a shape and dtype
+       lambda g, ans, a, fill_value, dtype=None, order="K", subok=True, shape=None, *,
+       device=None: np.zeros_like(a),
        lambda g, ans, a, fill_value, dtype=None, order="K", subok=True, shape=None, *,
        device=None: unbroadcast(converted_back(g, ans, fill_value), fill_value))
 defvjp(np.linspace,
@@ -302,6 +313,27 @@ def spaced(g, ans, num, endpoint, axis, base, slope):
     axis %= np.ndim(ans)
     weights = np.reshape(base + slope * t, (num,) + (1,) * (np.ndim(ans) - 1 - axis))
     return np.sum(g * weights, axis=axis)
+
+
+def ranked(a, rank):
+    """The shape of ``a`` given leading axes up to ``rank`` (``np.array(a, ndmin=rank)``)."""
+    return (1,) * (rank - np.ndim(a)) + np.shape(a)
+
+
+nondifferentiable(ranked)
+
+
+def logspace(start, stop, num=50, endpoint=True, base=10.0, dtype=None, axis=0):
+    """``np.logspace``: ``base`` to the powers ``np.linspace`` spaces, by NumPy's steps."""
+    if np.ndim(base):  # broadcast with the bounds first: it may move the axis
+        rank = len(common_shape((start, stop, base)))
+        start, stop = np.reshape(start, ranked(start, rank)), np.reshape(stop, ranked(stop, rank))
+        base = np.expand_dims(np.reshape(base, ranked(base, rank)), axis)
+    powers = np.power(base, np.linspace(start, stop, num, endpoint, axis=axis))
+    return powers if dtype is None else cast(powers, dtype)
+
+
+defexpansion(np.logspace, logspace)
 
 
 def split_bounds(n, indices_or_sections):
@@ -349,6 +381,13 @@ def hsplit(ary, indices_or_sections):
     return split(ary, indices_or_sections, across(ary))
 
 
+def vsplit(ary, indices_or_sections):
+    """``np.vsplit``: ``np.split`` along the first axis."""
+    if np.ndim(ary) < 2:
+        raise ValueError("vsplit only works on arrays of 2 or more dimensions")
+    return split(ary, indices_or_sections)
+
+
 def dsplit(ary, indices_or_sections):
     """``np.dsplit``: ``np.split`` along the third axis."""
     if np.ndim(ary) < 3:
@@ -364,42 +403,75 @@ def unstack(x, axis=0):
 
 
 # The compiler joins the adjoints of unpacked pieces (a, b = np.split(x, 2)) back along
-# the axis a split declares; it refuses pieces kept together.  hsplit's axis depends on
-# x's rank, dsplit needs three, and unstack's pieces are slices: those are compiled as
-# calls of their expansions (pieces unpacked or kept together).
+# the axis a split declares, and compiles a call of the expansion where the pieces are
+# kept together (np.split(x, 2)[0]).  hsplit's axis depends on x's rank, dsplit needs
+# three, and unstack's pieces are slices: those are always calls of their expansions.
 defexpansion(np.array_split, array_split, splits=0)
 defexpansion(np.split, split, splits=0)
-defexpansion(np.vsplit, lambda x, indices_or_sections: split(x, indices_or_sections), splits=0)
+defexpansion(np.vsplit, vsplit, splits=0)
 defexpansion(np.hsplit, hsplit)
 defexpansion(np.dsplit, dsplit)
 if hasattr(np, "unstack"):  # NumPy 2.1
     defexpansion(np.unstack, unstack)
 
 
+def common_shape(arrays):
+    """The shape ``arrays`` broadcast to together."""
+    return np.broadcast_shapes(*[np.shape(a) for a in arrays])
+
+
+nondifferentiable(common_shape)
+
+
 def broadcast_all(arrays):
     """``np.broadcast_arrays(*arrays)``: each array broadcast to the shape of them all."""
-    shape = np.broadcast_shapes(*[np.shape(a) for a in arrays])
+    shape = common_shape(arrays)
     return tuple(np.broadcast_to(a, shape) for a in arrays)
+
+
+def grid_axes(n, indexing):
+    """The axis ``np.meshgrid`` stands each of ``n`` vectors along."""
+    if indexing not in ("xy", "ij"):
+        raise ValueError("Valid values for `indexing` are 'xy' and 'ij'.")
+    return [1, 0, *range(2, n)] if indexing == "xy" and n > 1 else list(range(n))
+
+
+nondifferentiable(grid_axes)
 
 
 def grids(xi, copy, sparse, indexing):
     """``np.meshgrid(*xi, ...)``: each vector stood along its own axis (the first two
     swapped for ``indexing='xy'``), broadcast to the grid unless ``sparse``."""
-    if indexing not in ("xy", "ij"):
-        raise ValueError("Valid values for `indexing` are 'xy' and 'ij'.")
-    axes = list(range(len(xi)))
-    if indexing == "xy" and len(xi) > 1:
-        axes[:2] = [1, 0]
+    axes = grid_axes(len(xi), indexing)
     out = [np.reshape(x, stood(len(xi), a)) for x, a in zip(xi, axes)]
     out = out if sparse else broadcast_all(out)
     return tuple(np.copy(o) for o in out) if copy else tuple(out)
 
 
-# On the tape only (lambdas): the compiler compiles no function of *args beside
-# keyword-only parameters, and refuses these.
-defexpansion(np.broadcast_arrays, lambda *args, subok=False: broadcast_all(args))
-defexpansion(np.meshgrid, lambda *xi, copy=True, sparse=False, indexing="xy":
-             grids(xi, copy, sparse, indexing))
+def broadcast_arrays(*args):
+    """``np.broadcast_arrays`` as the compiler compiles it: without ``subok``."""
+    arrays = args  # (the compiler passes a tuple of values on by name)
+    return broadcast_all(arrays)
+
+
+def meshgrid(*xi):
+    """``np.meshgrid`` as the compiler compiles it: without keywords."""
+    vectors = xi  # (the compiler passes a tuple of values on by name)
+    return grids(vectors, True, False, "xy")
+
+
+def meshgrid_given(*xi, copy=True, sparse=False, indexing="xy"):
+    """``np.meshgrid`` given a keyword: on the tape (the compiler compiles no function
+    of *args beside keyword-only parameters, and refuses it)."""
+    return grids(xi, copy, sparse, indexing)
+
+
+# A call given a keyword takes the form beside: on the tape only.
+defexpansion(np.broadcast_arrays, broadcast_arrays)
+defexpansion(np.meshgrid, meshgrid)
+defform(np.broadcast_arrays, "subok", ANY, lambda *args, subok=False: broadcast_all(args))
+for _keyword in ("copy", "sparse", "indexing"):
+    defform(np.meshgrid, _keyword, ANY, meshgrid_given)
 
 
 # NumPy functions that take their inputs as one sequence, and the primitives
