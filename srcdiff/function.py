@@ -1083,7 +1083,8 @@ def _tensor_form(fn):
 def _differentiate(derivative, form, args):
     """What ``derivative`` gives at ``args``, as Tensors, by a tape around ``form``."""
     kind, fn, positions, single, has_aux = derivative
-    args = list(args)
+    # a copy of each other array: the function runs as written, and may write into it
+    args = [_own_arrays(a) for a in args]
     for i in set(positions):  # a copy each: f(x, x) has two sources
         args[i] = _source_copy(args[i])
     sources = [args[i] for i in positions]
@@ -1092,6 +1093,8 @@ def _differentiate(derivative, form, args):
         y = form(*args)
         if has_aux:
             y, aux = split_aux(fn, y)
+    if isinstance(y, (np.ndarray, np.generic, float, int)):
+        y = convert_to_tensor(np.asarray(y))  # computed from no source: its gradient is 0
     zero = UnconnectedGradients.ZERO
     if kind == "jacobian":
         if isinstance(y, tuple):
@@ -1114,6 +1117,15 @@ def one_array(fn):
     return (f"sd.jacobian needs a function returning one array, but {fn.__qualname__} "
             "returned a tuple; take the jacobian of each result in a function of its own "
             "(for a tuple of gradients, of one sd.grad per argument)")
+
+
+def _own_arrays(value):
+    """``value`` with a copy of each ndarray in it (of each leaf of a pytree)."""
+    if type(value) is np.ndarray:
+        return value.copy()
+    if isinstance(value, CONTAINERS):
+        return nest.rebuilt(value, [_own_arrays(v) for v in nest.items(value)])
+    return value
 
 
 def _source_copy(value):

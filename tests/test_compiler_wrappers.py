@@ -203,3 +203,35 @@ def test_a_second_derivative_is_exact_or_refused_as_a_compile_error(fn):
         assert "ndarray" in str(error)
         return
     assert second == pytest.approx(numerical_grad(first, 0.8, eps=1e-5), rel=1e-5)
+
+
+def updates_its_data(y, s, d):
+    y -= 1.0  # the caller's array, in Python: sd.grad's contract is to leave it alone
+    d["w"] *= 2.0
+    return np.sum(y * d["w"]) * s ** 3
+
+
+def ignores_s(x, s):
+    return np.sum(2.0 * x)
+
+
+@pytest.mark.parametrize("kind", [sd.grad, sd.jacobian])
+def test_a_higher_derivative_leaves_arrays_it_does_not_differentiate_alone(kind):
+    # the nested tapes run the function as written, on copies of the other arrays
+    y, w = np.array([1.0, 3.0]), np.array([0.5, -2.0])
+    expected = 6 * 2.0 * np.sum((y - 1.0) * 2 * w)  # d²/ds² of c s³ at s = 2
+    for _ in range(2):  # the same answer twice, the arrays as they were
+        d2 = kind(sd.grad(updates_its_data, 1), 1)(y, 2.0, {"w": w})
+        assert float(d2) == pytest.approx(expected)
+        np.testing.assert_array_equal(y, [1.0, 3.0])
+        np.testing.assert_array_equal(w, [0.5, -2.0])
+
+
+@pytest.mark.parametrize("outer", [0, 1])
+def test_a_derivative_of_a_gradient_that_ignores_its_argument_is_zero(outer):
+    # sd.grad(ignores_s, 1) returns a number that no tape recorded: its derivative is 0
+    x = np.array([0.3, -1.2])
+    got = sd.grad(sd.grad(ignores_s, 1), outer)(x, 2.0)
+    np.testing.assert_array_equal(got, np.zeros_like(x) if outer == 0 else 0.0)
+    value, d = sd.value_and_grad(sd.grad(ignores_s, 1), 1)(x, 2.0)
+    assert (value, d) == (0.0, 0.0)
