@@ -227,6 +227,10 @@ class GradientTape:
             return
         dtype = out._value.dtype
         if dtype is not _FLOAT64 and dtype.kind not in "fc":  # the commonest dtype first
+            if dtype.kind == "O" and not is_nondifferentiable(fn):
+                # numbers a Python function made of a watched value (np.frompyfunc):
+                # their gradient would be lost, not zero
+                refuse_without_rule(primitive_name(fn))
             return  # no gradient reaches other dtypes
         if self._compiled:  # compiled code runs, begun while this tape recorded
             compiled_code_met(primitive_name(fn), self._compiled)

@@ -329,6 +329,23 @@ def test_a_followed_tensor_in_a_list_no_rule_differentiates_is_refused():
         np.testing.assert_array_equal(np.pad(a, [(1, 0)]).numpy(), [0.0, 1.0, 2.0])
 
 
+def _cube(v):
+    return v ** 3
+
+
+@pytest.mark.parametrize("make, error, match", [
+    (lambda: np.frompyfunc(_cube, 1, 1), LookupError, "no gradient for"),  # a ufunc
+    (lambda: np.vectorize(_cube, otypes=[object]), TypeError, "no gradient flows")])
+def test_numbers_a_python_function_made_of_a_watched_tensor_are_refused(make, error, match):
+    # an object array of them: no rule follows them (the ufunc's gradient came back None)
+    x = sd.constant([0.5, 2.0])
+    with sd.GradientTape() as tape:
+        tape.watch(x)
+        with pytest.raises(error, match=match):
+            make()(x)
+    np.testing.assert_array_equal(make()(sd.constant([0.5, 2.0])), [0.125, 8.0])
+
+
 @pytest.mark.parametrize("reduce", [np.max, np.min, np.prod])
 def test_the_tape_refuses_a_keyword_no_rule_models(reduce):
     # np.sum(x, where=mask) once got the gradient of np.sum(x): where= was swallowed
